@@ -1,0 +1,251 @@
+// Physical quantities as types: Bytes, Duration, Bandwidth, Flops, FlopRate.
+//
+// Values are built only through named factories (GiB(80), GBps(450), Gbps(400),
+// Microseconds(5), TeraFlopRate(989)), and only the operators that make physical sense
+// exist (Bytes / Bandwidth -> Duration, Flops / FlopRate -> Duration, ...), so a bandwidth in
+// bits can never be added to one in bytes by accident.
+//
+// Representations:
+//   Bytes     int64 count of bytes. Memory is accounted to the byte.
+//   Duration  int64 picoseconds (about +/-106 days of range); the simulator's clock unit.
+//   Bandwidth double bytes per second.
+//   Flops     double floating-point operations.
+//   FlopRate  double operations per second.
+//
+// Rounding rule (the only one): a conversion from a real-valued quantity to a Duration
+// rounds *up* to the next whole picosecond, so any non-zero transfer or computation takes at
+// least 1 ps and time never runs backwards; results beyond the range saturate at
+// Duration::Max(). Factories taking doubles (GB(31.4), Seconds(0.5)) round to nearest.
+//
+// SI prefixes are powers of 1000 (KB, GB, Gbps, GB/s); IEC prefixes are powers of 1024
+// (KiB, GiB). Bits are told apart from bytes by a lower-case "b" (Gb/s = 1e9/8 bytes/s).
+//
+// Thread-safety: plain values.
+#ifndef PLACESIM_BASE_UNITS_H_
+#define PLACESIM_BASE_UNITS_H_
+
+#include <compare>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace placesim {
+
+namespace units_internal {
+// Rounds a finite double to the nearest int64, saturating at the int64 range.
+constexpr int64_t RoundToInt64(double x) {
+  if (!(x == x)) return 0;  // NaN
+  if (x >= 9.2233720368547748e18) return std::numeric_limits<int64_t>::max();
+  if (x <= -9.2233720368547748e18) return std::numeric_limits<int64_t>::min();
+  return x >= 0 ? static_cast<int64_t>(x + 0.5) : -static_cast<int64_t>(-x + 0.5);
+}
+// Rounds a finite, non-negative double up to an int64, saturating.
+constexpr int64_t CeilToInt64(double x) {
+  if (!(x == x) || x <= 0) return 0;
+  if (x >= 9.2233720368547748e18) return std::numeric_limits<int64_t>::max();
+  int64_t t = static_cast<int64_t>(x);
+  return static_cast<double>(t) < x ? t + 1 : t;
+}
+}  // namespace units_internal
+
+// ---------------------------------------------------------------------------------------------
+class Bytes {
+ public:
+  constexpr Bytes() = default;
+  static constexpr Bytes Count(int64_t n) { return Bytes(n); }
+  static constexpr Bytes Zero() { return Bytes(0); }
+
+  constexpr int64_t count() const { return n_; }
+  constexpr double ToGB() const { return static_cast<double>(n_) / 1e9; }
+  constexpr double ToGiB() const { return static_cast<double>(n_) / (1024.0 * 1024 * 1024); }
+  constexpr double ToMB() const { return static_cast<double>(n_) / 1e6; }
+
+  constexpr Bytes& operator+=(Bytes o) { n_ += o.n_; return *this; }
+  constexpr Bytes& operator-=(Bytes o) { n_ -= o.n_; return *this; }
+  friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes(a.n_ + b.n_); }
+  friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes(a.n_ - b.n_); }
+  friend constexpr Bytes operator*(Bytes a, int64_t k) { return Bytes(a.n_ * k); }
+  friend constexpr Bytes operator*(int64_t k, Bytes a) { return Bytes(a.n_ * k); }
+  // Integer division truncates (a shard of s over N devices holds floor(s/N) bytes; callers
+  // that need the ceiling use DivCeil).
+  friend constexpr Bytes operator/(Bytes a, int64_t k) { return Bytes(a.n_ / k); }
+  friend constexpr Bytes DivCeil(Bytes a, int64_t k) { return Bytes((a.n_ + k - 1) / k); }
+  // Dimensionless ratio.
+  friend constexpr double operator/(Bytes a, Bytes b) {
+    return static_cast<double>(a.n_) / static_cast<double>(b.n_);
+  }
+  // Scales by a real factor, rounding to the nearest byte.
+  friend constexpr Bytes Scale(Bytes a, double f) {
+    return Bytes(units_internal::RoundToInt64(static_cast<double>(a.n_) * f));
+  }
+  friend constexpr auto operator<=>(Bytes, Bytes) = default;
+
+ private:
+  constexpr explicit Bytes(int64_t n) : n_(n) {}
+  int64_t n_ = 0;
+};
+
+constexpr Bytes KB(double v) { return Bytes::Count(units_internal::RoundToInt64(v * 1e3)); }
+constexpr Bytes MB(double v) { return Bytes::Count(units_internal::RoundToInt64(v * 1e6)); }
+constexpr Bytes GB(double v) { return Bytes::Count(units_internal::RoundToInt64(v * 1e9)); }
+constexpr Bytes TB(double v) { return Bytes::Count(units_internal::RoundToInt64(v * 1e12)); }
+constexpr Bytes KiB(double v) { return Bytes::Count(units_internal::RoundToInt64(v * 1024.0)); }
+constexpr Bytes MiB(double v) {
+  return Bytes::Count(units_internal::RoundToInt64(v * 1024.0 * 1024));
+}
+constexpr Bytes GiB(double v) {
+  return Bytes::Count(units_internal::RoundToInt64(v * 1024.0 * 1024 * 1024));
+}
+constexpr Bytes TiB(double v) {
+  return Bytes::Count(units_internal::RoundToInt64(v * 1024.0 * 1024 * 1024 * 1024));
+}
+
+// ---------------------------------------------------------------------------------------------
+class Duration {
+ public:
+  constexpr Duration() = default;
+  static constexpr Duration Picoseconds(int64_t ps) { return Duration(ps); }
+  static constexpr Duration Zero() { return Duration(0); }
+  static constexpr Duration Max() { return Duration(std::numeric_limits<int64_t>::max()); }
+  // Rounds up to the next picosecond (see the rounding rule above).
+  static constexpr Duration CeilSeconds(double s) {
+    return Duration(units_internal::CeilToInt64(s * 1e12));
+  }
+
+  constexpr int64_t picoseconds() const { return ps_; }
+  constexpr double ToSeconds() const { return static_cast<double>(ps_) * 1e-12; }
+  constexpr double ToMilliseconds() const { return static_cast<double>(ps_) * 1e-9; }
+  constexpr double ToMicroseconds() const { return static_cast<double>(ps_) * 1e-6; }
+  constexpr double ToNanoseconds() const { return static_cast<double>(ps_) * 1e-3; }
+
+  constexpr Duration& operator+=(Duration o) { ps_ += o.ps_; return *this; }
+  constexpr Duration& operator-=(Duration o) { ps_ -= o.ps_; return *this; }
+  friend constexpr Duration operator+(Duration a, Duration b) { return Duration(a.ps_ + b.ps_); }
+  friend constexpr Duration operator-(Duration a, Duration b) { return Duration(a.ps_ - b.ps_); }
+  friend constexpr Duration operator*(Duration a, int64_t k) { return Duration(a.ps_ * k); }
+  friend constexpr Duration operator*(int64_t k, Duration a) { return Duration(a.ps_ * k); }
+  friend constexpr double operator/(Duration a, Duration b) {
+    return static_cast<double>(a.ps_) / static_cast<double>(b.ps_);
+  }
+  friend constexpr auto operator<=>(Duration, Duration) = default;
+
+ private:
+  constexpr explicit Duration(int64_t ps) : ps_(ps) {}
+  int64_t ps_ = 0;
+};
+
+constexpr Duration Picoseconds(int64_t v) { return Duration::Picoseconds(v); }
+constexpr Duration Nanoseconds(double v) {
+  return Duration::Picoseconds(units_internal::RoundToInt64(v * 1e3));
+}
+constexpr Duration Microseconds(double v) {
+  return Duration::Picoseconds(units_internal::RoundToInt64(v * 1e6));
+}
+constexpr Duration Milliseconds(double v) {
+  return Duration::Picoseconds(units_internal::RoundToInt64(v * 1e9));
+}
+constexpr Duration Seconds(double v) {
+  return Duration::Picoseconds(units_internal::RoundToInt64(v * 1e12));
+}
+
+// ---------------------------------------------------------------------------------------------
+class Bandwidth {
+ public:
+  constexpr Bandwidth() = default;
+  static constexpr Bandwidth BytesPerSecond(double v) { return Bandwidth(v); }
+  static constexpr Bandwidth Zero() { return Bandwidth(0); }
+
+  constexpr double bytes_per_second() const { return v_; }
+  constexpr double ToGBps() const { return v_ / 1e9; }        // gigabytes per second
+  constexpr double ToGbps() const { return v_ * 8.0 / 1e9; }  // gigabits per second
+
+  friend constexpr Bandwidth operator+(Bandwidth a, Bandwidth b) { return Bandwidth(a.v_ + b.v_); }
+  friend constexpr Bandwidth operator-(Bandwidth a, Bandwidth b) { return Bandwidth(a.v_ - b.v_); }
+  constexpr Bandwidth& operator+=(Bandwidth o) { v_ += o.v_; return *this; }
+  friend constexpr Bandwidth operator*(Bandwidth a, double k) { return Bandwidth(a.v_ * k); }
+  friend constexpr Bandwidth operator*(double k, Bandwidth a) { return Bandwidth(a.v_ * k); }
+  friend constexpr Bandwidth operator/(Bandwidth a, double k) { return Bandwidth(a.v_ / k); }
+  friend constexpr double operator/(Bandwidth a, Bandwidth b) { return a.v_ / b.v_; }
+  friend constexpr auto operator<=>(Bandwidth, Bandwidth) = default;
+
+ private:
+  constexpr explicit Bandwidth(double v) : v_(v) {}
+  double v_ = 0;
+};
+
+constexpr Bandwidth GBps(double v) { return Bandwidth::BytesPerSecond(v * 1e9); }
+constexpr Bandwidth MBps(double v) { return Bandwidth::BytesPerSecond(v * 1e6); }
+constexpr Bandwidth GiBps(double v) {
+  return Bandwidth::BytesPerSecond(v * 1024.0 * 1024 * 1024);
+}
+constexpr Bandwidth Gbps(double v) { return Bandwidth::BytesPerSecond(v * 1e9 / 8.0); }
+constexpr Bandwidth Mbps(double v) { return Bandwidth::BytesPerSecond(v * 1e6 / 8.0); }
+
+// Time to move `b` at rate `bw`, rounded up to the picosecond; Duration::Max() when bw is 0.
+constexpr Duration operator/(Bytes b, Bandwidth bw) {
+  if (b.count() <= 0) return Duration::Zero();
+  if (bw.bytes_per_second() <= 0) return Duration::Max();
+  return Duration::CeilSeconds(static_cast<double>(b.count()) / bw.bytes_per_second());
+}
+// Bytes moved in `d` at rate `bw`, truncated to whole bytes.
+constexpr Bytes operator*(Bandwidth bw, Duration d) {
+  double v = bw.bytes_per_second() * d.ToSeconds();
+  return Bytes::Count(v >= 9.2e18 ? std::numeric_limits<int64_t>::max()
+                                  : static_cast<int64_t>(v));
+}
+
+// ---------------------------------------------------------------------------------------------
+class Flops {
+ public:
+  constexpr Flops() = default;
+  static constexpr Flops Count(double v) { return Flops(v); }
+  constexpr double count() const { return v_; }
+  friend constexpr Flops operator+(Flops a, Flops b) { return Flops(a.v_ + b.v_); }
+  constexpr Flops& operator+=(Flops o) { v_ += o.v_; return *this; }
+  friend constexpr Flops operator*(Flops a, double k) { return Flops(a.v_ * k); }
+  friend constexpr Flops operator*(double k, Flops a) { return Flops(a.v_ * k); }
+  friend constexpr Flops operator/(Flops a, double k) { return Flops(a.v_ / k); }
+  friend constexpr auto operator<=>(Flops, Flops) = default;
+
+ private:
+  constexpr explicit Flops(double v) : v_(v) {}
+  double v_ = 0;
+};
+
+class FlopRate {
+ public:
+  constexpr FlopRate() = default;
+  static constexpr FlopRate PerSecond(double v) { return FlopRate(v); }
+  static constexpr FlopRate Zero() { return FlopRate(0); }
+  constexpr double per_second() const { return v_; }
+  constexpr double ToTflops() const { return v_ / 1e12; }
+  friend constexpr FlopRate operator*(FlopRate a, double k) { return FlopRate(a.v_ * k); }
+  friend constexpr FlopRate operator*(double k, FlopRate a) { return FlopRate(a.v_ * k); }
+  friend constexpr double operator/(FlopRate a, FlopRate b) { return a.v_ / b.v_; }
+  friend constexpr auto operator<=>(FlopRate, FlopRate) = default;
+
+ private:
+  constexpr explicit FlopRate(double v) : v_(v) {}
+  double v_ = 0;
+};
+
+constexpr FlopRate TeraFlopRate(double v) { return FlopRate::PerSecond(v * 1e12); }
+constexpr FlopRate GigaFlopRate(double v) { return FlopRate::PerSecond(v * 1e9); }
+
+// Time to execute `f` at `r`, rounded up; Duration::Max() when r is 0.
+constexpr Duration operator/(Flops f, FlopRate r) {
+  if (f.count() <= 0) return Duration::Zero();
+  if (r.per_second() <= 0) return Duration::Max();
+  return Duration::CeilSeconds(f.count() / r.per_second());
+}
+
+// Human-readable forms for reports, e.g. "31.40 GB", "450 GB/s", "1.25 ms", "989 TFLOP/s".
+std::string ToString(Bytes b);       // SI, 2 decimals past the unit prefix
+std::string ToIecString(Bytes b);    // IEC, e.g. "29.24 GiB"
+std::string ToString(Duration d);
+std::string ToString(Bandwidth bw);  // bytes per second, SI
+std::string ToString(FlopRate r);
+
+}  // namespace placesim
+
+#endif  // PLACESIM_BASE_UNITS_H_

@@ -1,0 +1,130 @@
+// Plain, typed descriptions of the workload: the model, the training setup and the parallel
+// strategy written in placement semantics. The scenario loader fills these (after presets and
+// overrides); the analyzer and the schedule generators read them.
+//
+// Placement semantics (see docs/architecture.md): four training states — parameters Θ,
+// optimizer state Ω, gradients G, activations A — each placed on each mesh axis in one of
+// five modes: replicated R, sharded S, sharded-with-gather S*, materialized M, offloaded O.
+// Thread-safety: plain values.
+#ifndef PLACESIM_STRATEGIES_SPEC_H_
+#define PLACESIM_STRATEGIES_SPEC_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "base/units.h"
+#include "topology/mesh.h"
+
+namespace placesim::strategies {
+
+// ----------------------------------------------------------------------------- the model
+struct TransformerSpec {
+  int64_t layers = 0;
+  int64_t hidden = 0;        // h
+  int64_t heads = 0;         // a
+  int64_t kv_heads = 0;      // grouped-query attention; == heads for multi-head attention
+  int64_t ffn_hidden = 0;    // MLP inner size
+  int64_t vocab = 0;         // V
+  int64_t seq_len = 0;       // s
+  bool tied_embeddings = false;
+  bool gated_mlp = false;    // SwiGLU-style MLP with three matrices instead of two
+  // Mixture of experts (experts <= 1 means a dense model).
+  int64_t experts = 0;
+  int64_t top_k = 0;
+  double capacity_factor = 1.0;
+};
+
+struct ModelSpec {
+  std::string name;         // preset name or "custom"
+  std::string description;
+  std::string source;
+  // Either a transformer by its architecture, or a bare parameter count (Ψ) for model-state
+  // accounting alone — the ZeRO paper's tables speak of Ψ only. When parameter_count > 0
+  // and the transformer has no layers, only model states are accounted (no activations).
+  TransformerSpec transformer;
+  int64_t parameter_count = 0;
+
+  bool has_architecture() const { return transformer.layers > 0; }
+};
+
+// ------------------------------------------------------------------------- training setup
+enum class Precision {
+  kBf16Mixed,  // bf16 compute, fp32 master weights (2 + 2 + 12 bytes/param with Adam)
+  kFp16Mixed,  // fp16 compute with loss scaling, fp32 master weights
+  kBf16,       // pure bf16: no fp32 master copy
+  kFp8Mixed,   // fp8 matmuls, bf16 weights/grads, fp32 master weights
+};
+const char* PrecisionName(Precision p);
+
+enum class Optimizer {
+  kAdam,         // fp32 momentum + variance (+ fp32 master under mixed precision): K = 12
+  kAdamW,        // same memory as Adam
+  kSgdMomentum,  // fp32 momentum (+ master): K = 8
+  kAdam8bit,     // 8-bit moments (+ master): K = 6
+};
+const char* OptimizerName(Optimizer o);
+
+enum class Recompute { kNone, kSelective, kFull };
+const char* RecomputeName(Recompute r);
+
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
+const char* PipelineScheduleName(PipelineSchedule s);
+
+struct TrainingSpec {
+  Precision precision = Precision::kBf16Mixed;
+  Optimizer optimizer = Optimizer::kAdam;
+  int64_t micro_batch = 1;   // sequences per micro-batch per data-parallel rank
+  int64_t global_batch = 1;  // sequences per optimizer step, whole job
+  // Micro-batches per step per data-parallel rank: global_batch / (micro_batch * dp).
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;  // Megatron sequence parallelism on the tp axis
+  PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
+  int virtual_stages = 1;  // model chunks per pipeline rank (interleaved 1F1B)
+};
+
+// -------------------------------------------------------------------------- placement
+enum class State { kParams = 0, kOptimizer = 1, kGrads = 2, kActivations = 3 };
+inline constexpr int kNumStates = 4;
+const char* StateName(State s);    // "params", "optimizer", "grads", "activations"
+const char* StateSymbol(State s);  // "Θ", "Ω", "G", "A"
+
+enum class Mode { kReplicated, kSharded, kShardedGather, kMaterialized, kOffloaded };
+const char* ModeName(Mode m);    // "replicated", ...
+const char* ModeSymbol(Mode m);  // "R", "S", "S*", "M", "O"
+
+enum class OffloadTarget { kNone, kHost, kNvme };
+const char* OffloadTargetName(OffloadTarget t);
+
+struct Placement {
+  Mode mode = Mode::kReplicated;
+  OffloadTarget target = OffloadTarget::kNone;  // only with kOffloaded
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+// A strategy: the mesh, and the placement of every state on every axis.
+struct StrategySpec {
+  std::string name;         // preset name, or "custom"
+  std::string description;
+  std::string source;
+  topology::MeshShape mesh;
+  topology::RankOrder rank_order;
+  // placement[axis][state]
+  std::array<std::array<Placement, kNumStates>, topology::kNumAxes> placement{};
+  // FSDP wrap units / ZeRO-3 gather granularity, in transformer layers per unit.
+  int64_t layers_per_unit = 1;
+  // Hybrid sharding (FSDP HYBRID_SHARD): shard inside groups of this many dp ranks and
+  // replicate across them; 0 = shard over the whole dp axis.
+  int shard_group_size = 0;
+
+  const Placement& at(topology::Axis axis, State s) const {
+    return placement[static_cast<int>(axis)][static_cast<int>(s)];
+  }
+  Placement& at(topology::Axis axis, State s) {
+    return placement[static_cast<int>(axis)][static_cast<int>(s)];
+  }
+};
+
+}  // namespace placesim::strategies
+
+#endif  // PLACESIM_STRATEGIES_SPEC_H_

@@ -1,0 +1,125 @@
+// Plain, typed descriptions of hardware: devices, nodes, the scale-out fabric and the whole
+// cluster. The scenario loader fills these from the user's file (after presets and
+// overrides); the topology builders turn a ClusterSpec into a Cluster graph.
+//
+// Every quantity is a unit type from base/units.h. A zero bandwidth or capacity means "this
+// node has none" (e.g. no NVMe), never "unlimited".
+// Thread-safety: plain values.
+#ifndef PLACESIM_TOPOLOGY_SPEC_H_
+#define PLACESIM_TOPOLOGY_SPEC_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/units.h"
+
+namespace placesim::topology {
+
+// Numeric formats a device computes in. Peak rates are dense (no structured sparsity).
+enum class DataType { kFp32, kTf32, kBf16, kFp16, kFp8 };
+inline constexpr int kNumDataTypes = 5;
+const char* DataTypeName(DataType t);  // "fp32", "tf32", "bf16", "fp16", "fp8"
+
+struct DeviceSpec {
+  std::string name;         // preset name, e.g. "H100-SXM-80GB"
+  std::string description;  // one line
+  std::string source;       // datasheet the figures come from
+  Bytes hbm_capacity;
+  Bandwidth hbm_bandwidth;
+  // Peak dense rate per DataType (index by static_cast<int>(DataType)); zero = unsupported.
+  std::array<FlopRate, kNumDataTypes> peak{};
+  // Fraction of peak that large matrix multiplies reach in practice (the simulator's compute
+  // model); documented per preset and overridable.
+  double matmul_efficiency = 0.0;
+  // Fraction of HBM bandwidth that memory-bound kernels reach.
+  double memory_efficiency = 0.0;
+  // Fixed cost added to every kernel (launch and tail effects).
+  Duration kernel_overhead;
+
+  FlopRate Peak(DataType t) const { return peak[static_cast<int>(t)]; }
+};
+
+// One server (or one scale-up domain such as an NVL72 rack): its GPUs on NVLink/NVSwitch,
+// PCIe switches to the host, host memory and CPU, NVMe, and scale-out NICs.
+struct NodeSpec {
+  std::string name;
+  std::string description;
+  std::string source;
+  DeviceSpec gpu;
+  int gpus = 0;
+  // Scale-up: every GPU connects to the NVSwitch plane with this much bandwidth per direction.
+  Bandwidth nvlink_bandwidth;  // per GPU, per direction
+  Duration nvlink_latency;
+  int nvswitches = 0;  // physical chips, shown in summaries; modeled as one switching plane
+  // PCIe: GPUs and NICs hang off PCIe switches, which connect to the host root complex.
+  int pcie_switches = 0;
+  Bandwidth pcie_bandwidth;  // per x16 link, per direction
+  Duration pcie_latency;
+  // Host.
+  Bytes host_memory;
+  Bandwidth host_memory_bandwidth;
+  FlopRate host_flops;  // CPU rate for offloaded optimizer steps (fp32)
+  // Local NVMe (all drives together).
+  Bytes nvme_capacity;
+  Bandwidth nvme_bandwidth;  // aggregate read bandwidth
+  // Scale-out network interfaces.
+  int nics = 0;
+  Bandwidth nic_bandwidth;  // per NIC, per direction
+  Duration nic_latency;
+};
+
+enum class FabricKind {
+  kSingleNode,     // nodes == 1, no scale-out switches
+  kFatTree,        // two-level leaf/spine; NICs of a node spread over leaves in order
+  kRailOptimized,  // NIC i of every node goes to rail i's leaf; leaves joined by spines
+  kExplicit,       // the scenario lists every vertex and link itself
+};
+const char* FabricKindName(FabricKind k);
+
+struct FabricSpec {
+  FabricKind kind = FabricKind::kSingleNode;
+  // Ports of one leaf/spine switch (e.g. 64 for a Quantum-2 class switch).
+  int switch_radix = 64;
+  // Leaf downlink to uplink bandwidth ratio: 1.0 = non-blocking, 2.0 = 2:1 oversubscribed.
+  double oversubscription = 1.0;
+  // Bandwidth of one switch port / cable; zero means "same as the node's NIC".
+  Bandwidth link_bandwidth;
+  Duration switch_latency;
+};
+
+// Kinds of vertices in the cluster graph.
+enum class VertexKind { kGpu, kNvSwitch, kPcieSwitch, kNic, kHostMemory, kNvme, kSwitch };
+const char* VertexKindName(VertexKind k);
+
+// Kinds of links, for statistics and summaries.
+enum class LinkKind { kNvlink, kPcie, kNetwork, kFabric, kMemory };
+const char* LinkKindName(LinkKind k);
+
+// For FabricKind::kExplicit: the user's own graph.
+struct ExplicitVertex {
+  std::string name;  // unique
+  VertexKind kind = VertexKind::kGpu;
+  int node = 0;  // which node the vertex belongs to (for host memory and rank placement)
+};
+struct ExplicitLink {
+  std::string from;  // vertex names
+  std::string to;
+  LinkKind kind = LinkKind::kNetwork;
+  Bandwidth bandwidth;  // per direction
+  Duration latency;
+  bool full_duplex = true;  // true adds both directions with the same bandwidth
+};
+
+struct ClusterSpec {
+  NodeSpec node;  // every node is the same; heterogeneous clusters use kExplicit
+  int nodes = 1;
+  FabricSpec fabric;
+  std::vector<ExplicitVertex> vertices;  // kExplicit only
+  std::vector<ExplicitLink> links;       // kExplicit only
+};
+
+}  // namespace placesim::topology
+
+#endif  // PLACESIM_TOPOLOGY_SPEC_H_
