@@ -1,0 +1,339 @@
+// Subcommands of `placesim`. Each parses its own flags with Boost.Program_options, loads the
+// scenario (sim/scenario), calls the library, and formats the result. Exceptions from
+// Program_options are caught here and become exit code 2 with the library's message.
+#include "sim/cli/commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/errors.h"
+#include "base/status.h"
+#include "sim/scenario/scenario.h"
+#include "strategies/analyzer.h"
+#include "strategies/presets.h"
+#include "strategies/report.h"
+#include "topology/cluster.h"
+#include "topology/presets.h"
+#include "topology/summary.h"
+
+namespace placesim::sim {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kVersion = "0.1.0";
+
+constexpr const char* kUsage =
+    "usage: placesim COMMAND [ARGS]\n"
+    "\n"
+    "Commands:\n"
+    "  analyze SCENARIO    memory per state per device, communication volume per step and\n"
+    "                      the correctness verdict, from the placement alone (instant)\n"
+    "  topology SCENARIO   the cluster graph: GPUs, links by kind, injection and bisection\n"
+    "                      bandwidth; --dot FILE writes it for Graphviz\n"
+    "  presets             every built-in hardware, node, model and strategy preset\n"
+    "\n"
+    "Every command that reads a scenario takes --set FIELD.PATH=VALUE (repeatable), e.g.\n"
+    "  placesim analyze examples/zero-7.5b.textproto --set strategy.preset=zero2\n"
+    "Run `placesim COMMAND --help` for a command's options.\n"
+    "\n"
+    "Exit codes: 0 ok; 2 bad input; 3 the strategy is incorrect (analyze).\n";
+
+// Prints a failed Status as "placesim: CONTEXT:" then one indented line per problem.
+int ReportError(std::ostream& err, const std::string& context, const Status& status) {
+  err << "placesim: " << context;
+  const std::string& m = status.message();
+  if (m.find('\n') == std::string::npos) {
+    err << ": " << m << "\n";
+  } else {
+    err << ":\n";
+    std::istringstream lines(m);
+    std::string line;
+    while (std::getline(lines, line)) err << "  " << line << "\n";
+  }
+  return status.code() == StatusCode::kInternal ? kExitFailure : kExitBadInput;
+}
+
+// Common options of commands that read a scenario.
+struct ScenarioArgs {
+  std::string path;
+  std::vector<std::string> sets;
+  std::string format = "table";
+};
+
+void AddScenarioOptions(po::options_description& desc, ScenarioArgs& a) {
+  desc.add_options()(
+      "set", po::value<std::vector<std::string>>(&a.sets)->composing(),
+      "FIELD.PATH=VALUE: override any scalar scenario field, e.g. cluster.nodes=32 "
+      "(repeatable)")("format", po::value<std::string>(&a.format)->default_value("table"),
+                      "output format: table, json or csv");
+}
+
+// Parses `args` into `vm`; on failure prints the problem and returns false.
+bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
+               const po::options_description& desc, const po::positional_options_description& pos,
+               po::variables_map& vm, std::ostream& err) {
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    err << "placesim " << command << ": " << e.what() << "\n"
+        << "run `placesim " << command << " --help` for its options\n";
+    return false;
+  }
+  return true;
+}
+
+bool CheckFormat(const std::string& command, const std::string& format,
+                 const std::vector<std::string>& allowed, std::ostream& err) {
+  for (const auto& f : allowed) {
+    if (f == format) return true;
+  }
+  err << "placesim " << command << ": --format: \"" << format
+      << "\": unknown format; valid: " << JoinNames(allowed) << "\n";
+  return false;
+}
+
+// Writes `content` to `path` through a temporary file and a rename, so a failed run never
+// leaves a half-written file behind.
+Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return InvalidArgumentError(fmt::format("cannot write \"{}\"", tmp));
+    f << content;
+    f.flush();
+    if (!f) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      return InvalidArgumentError(fmt::format("failed writing \"{}\"", tmp));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return InvalidArgumentError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
+  }
+  return OkStatus();
+}
+
+// ------------------------------------------------------------------------------- analyze
+int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ScenarioArgs a;
+  po::options_description desc("placesim analyze SCENARIO [options]");
+  desc.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(&a.path)->required(), "scenario file");
+  AddScenarioOptions(desc, a);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
+    out << desc << "\n";
+    return kExitOk;
+  }
+  if (!ParseArgs("analyze", args, desc, pos, vm, err)) return kExitBadInput;
+  if (!CheckFormat("analyze", a.format, {"table", "json", "csv"}, err)) return kExitBadInput;
+
+  StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
+  if (!scenario.ok()) return ReportError(err, a.path, scenario.status());
+  StatusOr<strategies::Plan> plan = strategies::Analyze(scenario->model, scenario->training,
+                                                        scenario->strategy, scenario->cluster);
+  if (!plan.ok()) return ReportError(err, a.path, plan.status());
+
+  if (a.format == "json") {
+    out << strategies::FormatPlanJson(*plan) << "\n";
+  } else if (a.format == "csv") {
+    out << strategies::FormatPlanCsv(*plan);
+  } else {
+    out << strategies::FormatPlanTable(*plan);
+  }
+  return plan->ok() ? kExitOk : kExitIncorrectStrategy;
+}
+
+// ------------------------------------------------------------------------------ topology
+// The topology summary for scripts. Keys are stable; bandwidths are bytes per second, per
+// direction.
+nlohmann::ordered_json TopologyJson(const topology::TopologyStats& s) {
+  nlohmann::ordered_json j;
+  j["fabric"] = topology::FabricKindName(s.fabric);
+  j["node_model"] = s.node_model;
+  j["gpu_model"] = s.gpu_model;
+  j["nodes"] = s.nodes;
+  j["gpus"] = s.gpus;
+  j["gpus_per_node"] = s.gpus_per_node;
+  j["hbm_per_gpu_bytes"] = s.hbm_per_gpu.count();
+  nlohmann::ordered_json vertices;
+  for (int k = 0; k < static_cast<int>(s.vertices_by_kind.size()); ++k) {
+    vertices[topology::VertexKindName(static_cast<topology::VertexKind>(k))] =
+        s.vertices_by_kind[k];
+  }
+  j["vertices"] = std::move(vertices);
+  j["directed_links"] = s.links;
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const auto& g : s.link_groups) {
+    groups.push_back({{"kind", topology::LinkKindName(g.kind)},
+                      {"bandwidth_bytes_per_s", g.bandwidth.bytes_per_second()},
+                      {"count", g.count}});
+  }
+  j["link_groups"] = std::move(groups);
+  j["scale_up_per_gpu_bytes_per_s"] = s.scale_up_per_gpu.bytes_per_second();
+  j["scale_out_per_gpu_bytes_per_s"] = s.scale_out_per_gpu.bytes_per_second();
+  if (s.bisection) {
+    j["bisection_bytes_per_s"] = s.bisection->bytes_per_second();
+  } else {
+    j["bisection_bytes_per_s"] = nullptr;
+  }
+  return j;
+}
+
+int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ScenarioArgs a;
+  std::string dot;
+  po::options_description desc("placesim topology SCENARIO [options]");
+  desc.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(&a.path)->required(), "scenario file")(
+      "dot", po::value<std::string>(&dot), "also write the cluster graph to FILE (Graphviz)");
+  AddScenarioOptions(desc, a);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
+    out << desc << "\n";
+    return kExitOk;
+  }
+  if (!ParseArgs("topology", args, desc, pos, vm, err)) return kExitBadInput;
+  if (!CheckFormat("topology", a.format, {"table", "json"}, err)) return kExitBadInput;
+
+  StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
+  if (!scenario.ok()) return ReportError(err, a.path, scenario.status());
+  StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
+  if (!cluster.ok()) return ReportError(err, a.path, cluster.status());
+
+  if (!dot.empty()) {
+    std::ostringstream graph;
+    topology::WriteDot(*cluster, graph);
+    Status written = WriteFileAtomically(dot, graph.str());
+    if (!written.ok()) return ReportError(err, "--dot", written);
+  }
+  if (a.format == "json") {
+    out << TopologyJson(topology::ComputeTopologyStats(*cluster)).dump(2) << "\n";
+  } else {
+    out << topology::FormatTopologySummary(*cluster);
+  }
+  return kExitOk;
+}
+
+// ------------------------------------------------------------------------------- presets
+int Presets(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string format = "table";
+  po::options_description desc("placesim presets [options]");
+  desc.add_options()("help,h", "show this help")(
+      "format", po::value<std::string>(&format)->default_value("table"),
+      "output format: table or json");
+  po::positional_options_description pos;
+  po::variables_map vm;
+  if (!ParseArgs("presets", args, desc, pos, vm, err)) return kExitBadInput;
+  if (vm.count("help")) {
+    out << desc << "\n";
+    return kExitOk;
+  }
+  if (!CheckFormat("presets", format, {"table", "json"}, err)) return kExitBadInput;
+
+  struct Entry {
+    std::string name, description, source;
+  };
+  std::vector<std::pair<std::string, std::vector<Entry>>> groups;
+  {
+    std::vector<Entry> e;
+    for (const auto& d : topology::DevicePresets()) e.push_back({d.name, d.description, d.source});
+    groups.emplace_back("devices", std::move(e));
+  }
+  {
+    std::vector<Entry> e;
+    for (const auto& n : topology::NodePresets()) e.push_back({n.name, n.description, n.source});
+    groups.emplace_back("nodes", std::move(e));
+  }
+  {
+    std::vector<Entry> e;
+    for (const auto& m : strategies::ModelPresets()) {
+      e.push_back({m.name, m.description, m.source});
+    }
+    groups.emplace_back("models", std::move(e));
+  }
+  {
+    std::vector<Entry> e;
+    for (const auto& s : strategies::StrategyPresets()) {
+      e.push_back({s.name, s.description, s.source});
+    }
+    groups.emplace_back("strategies", std::move(e));
+  }
+
+  if (format == "json") {
+    nlohmann::ordered_json j;
+    for (const auto& [group, entries] : groups) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& e : entries) {
+        list.push_back({{"name", e.name}, {"description", e.description}, {"source", e.source}});
+      }
+      j[group] = std::move(list);
+    }
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  for (const auto& [group, entries] : groups) {
+    size_t width = 0;
+    for (const auto& e : entries) width = std::max(width, e.name.size());
+    out << group << ":\n";
+    for (const auto& e : entries) {
+      out << fmt::format("  {:<{}}  {}\n", e.name, width, e.description);
+    }
+    out << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) {
+    err << kUsage;
+    return kExitBadInput;
+  }
+  const std::string& command = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "--help" || command == "-h" || command == "help") {
+    out << kUsage;
+    return kExitOk;
+  }
+  if (command == "--version") {
+    out << "placesim " << kVersion << "\n";
+    return kExitOk;
+  }
+  using Handler = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
+  static constexpr std::pair<const char*, Handler> kCommands[] = {
+      {"analyze", &Analyze}, {"topology", &Topology}, {"presets", &Presets}};
+  for (const auto& [name, handler] : kCommands) {
+    if (command == name) return handler(rest, out, err);
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, handler] : kCommands) names.push_back(name);
+  err << "placesim: unknown command \"" << command << "\"; valid: " << JoinNames(names) << "\n";
+  return kExitBadInput;
+}
+
+}  // namespace placesim::sim
