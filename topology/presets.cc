@@ -1,0 +1,297 @@
+// Built-in device and node presets with their public datasheet figures.
+//
+// Conventions used for every figure below:
+//   * Peak FLOP/s are DENSE (no 2:4 structured sparsity). NVIDIA datasheets print tensor-core
+//     rates "with sparsity"; the dense rate is half of that. fp32 is the non-tensor (CUDA
+//     core) rate on NVIDIA parts and the matrix-core rate on MI300X. Zero = unsupported.
+//   * Bandwidths are per direction. NVLink and NVLink-C2C are marketed as bidirectional
+//     totals (e.g. 900 GB/s on H100), so the per-direction figure is half of it.
+//   * SI units throughout (1 GB = 1e9 bytes; 1 TB/s = 1e12 bytes/s), as the datasheets use.
+//
+// Compute-model defaults (matmul_efficiency, memory_efficiency, kernel_overhead) are the
+// simulator's own calibration, not vendor figures; every scenario can override them:
+//   * matmul_efficiency: fraction of peak a large (>= 4096^3) bf16 GEMM sustains. Published
+//     cuBLAS measurements reach ~250-280 of 312 TF on A100 (0.8) and ~650-750 of 989 TF on
+//     H100/H200, which run below boost clock at their power limit (0.7). Blackwell's
+//     libraries are younger; 0.65 is a conservative starting point. MI300X GEMM measurements
+//     published in 2024 (e.g. SemiAnalysis, "MI300X vs H100 vs H200 Benchmark", Dec 2024)
+//     show roughly half of its 1307 TF bf16 peak (0.5).
+//   * memory_efficiency: fraction of HBM peak a streaming kernel sustains; STREAM-like copy
+//     kernels reach ~85-90% on NVIDIA HBM parts (0.85) and ~80% on MI300X (0.8).
+//   * kernel_overhead: launch plus tail cost per kernel without CUDA/HIP graphs, ~4 us on
+//     NVIDIA and ~6 us on ROCm, the order measured by small-kernel launch benchmarks.
+//
+// Node-level figures not printed on datasheets are derived and the derivation is stated
+// next to them (host FLOP/s = cores x FLOP/cycle x base clock; DRAM bandwidth = channels x
+// transfer rate x 8 bytes; PCIe x16 = 32 GB/s per direction at Gen4, 64 GB/s at Gen5).
+// Latencies are per link hop of the cluster graph (see cluster.h): 0.5 us for an NVLink or
+// PCIe hop (a switch traversal plus DMA setup share), 2 us for a NIC hop (RDMA send/receive
+// processing). They are order-of-magnitude defaults for the alpha term of the network model,
+// overridable per scenario.
+//
+// Thread-safety: the catalogues are function-local statics built once (C++ guarantees
+// thread-safe initialisation) and never modified.
+#include "topology/presets.h"
+
+#include <array>
+
+#include "base/check.h"
+
+namespace placesim::topology {
+namespace {
+
+std::array<FlopRate, kNumDataTypes> Peaks(double fp32_tf, double tf32_tf, double bf16_tf,
+                                          double fp16_tf, double fp8_tf) {
+  std::array<FlopRate, kNumDataTypes> p{};
+  p[static_cast<int>(DataType::kFp32)] = TeraFlopRate(fp32_tf);
+  p[static_cast<int>(DataType::kTf32)] = TeraFlopRate(tf32_tf);
+  p[static_cast<int>(DataType::kBf16)] = TeraFlopRate(bf16_tf);
+  p[static_cast<int>(DataType::kFp16)] = TeraFlopRate(fp16_tf);
+  p[static_cast<int>(DataType::kFp8)] = TeraFlopRate(fp8_tf);
+  return p;
+}
+
+std::vector<DeviceSpec> MakeDevices() {
+  std::vector<DeviceSpec> d;
+
+  // NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column): FP32 19.5 TF; TF32 156 TF
+  // (312 with sparsity); BF16/FP16 312 TF (624 with sparsity); no FP8; 80 GB HBM2e at
+  // 2,039 GB/s.
+  d.push_back({.name = "A100-SXM-80GB",
+               .description = "NVIDIA A100 80GB SXM4 (Ampere)",
+               .source = "NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column",
+               .hbm_capacity = GB(80),
+               .hbm_bandwidth = GBps(2039),
+               .peak = Peaks(19.5, 156, 312, 312, 0),
+               .matmul_efficiency = 0.80,
+               .memory_efficiency = 0.85,
+               .kernel_overhead = Microseconds(4)});
+
+  // NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column): FP32 67 TF; TF32 989 TF,
+  // BF16/FP16 1,979 TF, FP8 3,958 TF, all "with sparsity", hence dense 494.7 / 989.4 /
+  // 1,978.9 TF; 80 GB HBM3 at 3.35 TB/s.
+  d.push_back({.name = "H100-SXM-80GB",
+               .description = "NVIDIA H100 80GB SXM5 (Hopper)",
+               .source = "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column "
+                         "(tensor rates halved from the with-sparsity figures)",
+               .hbm_capacity = GB(80),
+               .hbm_bandwidth = GBps(3350),
+               .peak = Peaks(67, 494.7, 989.4, 989.4, 1978.9),
+               .matmul_efficiency = 0.70,
+               .memory_efficiency = 0.85,
+               .kernel_overhead = Microseconds(4)});
+
+  // NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column): the same compute as H100 SXM
+  // (same GH100 die and clocks); 141 GB HBM3e at 4.8 TB/s.
+  d.push_back({.name = "H200-SXM-141GB",
+               .description = "NVIDIA H200 141GB SXM5 (Hopper, HBM3e)",
+               .source = "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column "
+                         "(tensor rates halved from the with-sparsity figures)",
+               .hbm_capacity = GB(141),
+               .hbm_bandwidth = GBps(4800),
+               .peak = Peaks(67, 494.7, 989.4, 989.4, 1978.9),
+               .matmul_efficiency = 0.70,
+               .memory_efficiency = 0.85,
+               .kernel_overhead = Microseconds(4)});
+
+  // NVIDIA HGX B200 specifications, per GPU (1,000 W configuration): FP32 75 TF (600 TF per
+  // 8-GPU board); TF32 2.2 PF, BF16/FP16 4.5 PF, FP8 9 PF with sparsity, hence dense 1.1 /
+  // 2.25 / 4.5 PF; 180 GB HBM3e (1,440 GB per board) at 7.7 TB/s.
+  d.push_back({.name = "B200",
+               .description = "NVIDIA B200 180GB SXM (Blackwell, HGX 1000 W configuration)",
+               .source = "NVIDIA HGX B200 / DGX B200 datasheet, per-GPU figures "
+                         "(tensor rates halved from the with-sparsity figures)",
+               .hbm_capacity = GB(180),
+               .hbm_bandwidth = GBps(7700),
+               .peak = Peaks(75, 1100, 2250, 2250, 4500),
+               .matmul_efficiency = 0.65,
+               .memory_efficiency = 0.85,
+               .kernel_overhead = Microseconds(4)});
+
+  // The Blackwell GPU of a GB200 superchip runs at a higher power limit (1,200 W). NVIDIA
+  // GB200 NVL72 specifications, rack totals for 72 GPUs: FP32 5,760 TF; TF32 180 PF,
+  // BF16/FP16 360 PF, FP8 720 PF with sparsity; 13.4 TB HBM3e at 576 TB/s. Per GPU, dense:
+  // 80 TF fp32, 1.25 PF tf32, 2.5 PF bf16, 5 PF fp8, 186 GB, 8 TB/s.
+  d.push_back({.name = "B200-NVL72",
+               .description = "NVIDIA Blackwell GPU of a GB200 superchip (NVL72, 1200 W)",
+               .source = "NVIDIA GB200 NVL72 specifications, rack totals divided by 72 "
+                         "(tensor rates halved from the with-sparsity figures)",
+               .hbm_capacity = GB(186),
+               .hbm_bandwidth = GBps(8000),
+               .peak = Peaks(80, 1250, 2500, 2500, 5000),
+               .matmul_efficiency = 0.65,
+               .memory_efficiency = 0.85,
+               .kernel_overhead = Microseconds(4)});
+
+  // AMD Instinct MI300X data sheet: FP32 matrix 163.4 TF; TF32 653.7 TF, FP16/BF16
+  // 1,307.4 TF, FP8 2,614.9 TF dense (the sheet lists sparsity figures separately, at twice
+  // these); 192 GB HBM3 at 5.3 TB/s.
+  d.push_back({.name = "MI300X",
+               .description = "AMD Instinct MI300X 192GB OAM (CDNA 3)",
+               .source = "AMD Instinct MI300X accelerator data sheet (dense figures)",
+               .hbm_capacity = GB(192),
+               .hbm_bandwidth = GBps(5300),
+               .peak = Peaks(163.4, 653.7, 1307.4, 1307.4, 2614.9),
+               .matmul_efficiency = 0.50,
+               .memory_efficiency = 0.80,
+               .kernel_overhead = Microseconds(6)});
+  return d;
+}
+
+std::vector<NodeSpec> MakeNodes() {
+  const auto device = [](std::string_view name) {
+    const DeviceSpec* d = FindDevicePreset(name);
+    PLACESIM_CHECK(d != nullptr);
+    return *d;
+  };
+  // Per-drive sequential read of a PCIe Gen4 U.2/E1.S enterprise NVMe drive (e.g. the
+  // 3.84 TB class used in DGX systems): about 6.5 GB/s. Aggregate = drives x 6.5 GB/s.
+  constexpr double kNvmeDriveGBps = 6.5;
+
+  std::vector<NodeSpec> n;
+
+  // NVIDIA DGX A100 datasheet and DGX A100 User Guide (640 GB system): 8x A100 80GB; 6
+  // NVSwitches, 600 GB/s bidirectional NVLink per GPU (300 GB/s per direction); 8
+  // single-port ConnectX-6 200 Gb/s HDR InfiniBand NICs for compute (the storage NICs are
+  // not modeled); 4 PCIe Gen4 switches, each with 2 GPUs and 2 NICs; 2 TB DDR4; dual AMD
+  // EPYC 7742 (64 cores, 2.25 GHz base); 30 TB internal NVMe (8x 3.84 TB U.2).
+  //   host memory bandwidth: 2 sockets x 8 channels x DDR4-3200 (25.6 GB/s) = 409.6 GB/s
+  //   host FLOP/s: 128 cores x 32 fp32 FLOP/cycle (2x 256-bit FMA) x 2.25 GHz = 9.216 TF
+  n.push_back({.name = "DGX-A100",
+               .description = "NVIDIA DGX A100 640GB: 8x A100-SXM-80GB, NVSwitch, 8x HDR 200G",
+               .source = "NVIDIA DGX A100 datasheet; NVIDIA DGX A100 User Guide (hardware "
+                         "overview)",
+               .gpu = device("A100-SXM-80GB"),
+               .gpus = 8,
+               .nvlink_bandwidth = GBps(300),
+               .nvlink_latency = Microseconds(0.5),
+               .nvswitches = 6,
+               .pcie_switches = 4,
+               .pcie_bandwidth = GBps(32),
+               .pcie_latency = Microseconds(0.5),
+               .host_memory = TB(2),
+               .host_memory_bandwidth = GBps(409.6),
+               .host_flops = TeraFlopRate(9.216),
+               .nvme_capacity = TB(8 * 3.84),
+               .nvme_bandwidth = GBps(8 * kNvmeDriveGBps),
+               .nics = 8,
+               .nic_bandwidth = Gbps(200),
+               .nic_latency = Microseconds(2)});
+
+  // NVIDIA DGX H100 datasheet and DGX H100 User Guide: 8x H100 80GB; 4 NVSwitches, 900 GB/s
+  // bidirectional NVLink per GPU (450 GB/s per direction); 8 single-port ConnectX-7
+  // 400 Gb/s NICs (compute fabric); PCIe Gen5 (64 GB/s per direction per x16); 2 TB DDR5;
+  // dual Intel Xeon Platinum 8480C (56 cores, 2.0 GHz base); 8x 3.84 TB U.2 NVMe data
+  // drives. Each GPU is paired with its own ConnectX-7 behind a PCIe switch (the GPU/NIC
+  // pairs `nvidia-smi topo -m` reports as PIX), modeled as 8 switches of 1 GPU + 1 NIC, so
+  // GPU i's only nearby NIC is NIC i (rail i).
+  //   host memory bandwidth: 2 sockets x 8 channels x DDR5-4800 (38.4 GB/s) = 614.4 GB/s
+  //   host FLOP/s: 112 cores x 64 fp32 FLOP/cycle (2x 512-bit FMA) x 2.0 GHz = 14.336 TF
+  NodeSpec dgx_h100{.name = "DGX-H100",
+                    .description = "NVIDIA DGX H100: 8x H100-SXM-80GB, NVSwitch, 8x NDR 400G",
+                    .source =
+                        "NVIDIA DGX H100 datasheet; NVIDIA DGX H100/H200 User Guide "
+                        "(hardware overview)",
+                    .gpu = device("H100-SXM-80GB"),
+                    .gpus = 8,
+                    .nvlink_bandwidth = GBps(450),
+                    .nvlink_latency = Microseconds(0.5),
+                    .nvswitches = 4,
+                    .pcie_switches = 8,
+                    .pcie_bandwidth = GBps(64),
+                    .pcie_latency = Microseconds(0.5),
+                    .host_memory = TB(2),
+                    .host_memory_bandwidth = GBps(614.4),
+                    .host_flops = TeraFlopRate(14.336),
+                    .nvme_capacity = TB(8 * 3.84),
+                    .nvme_bandwidth = GBps(8 * kNvmeDriveGBps),
+                    .nics = 8,
+                    .nic_bandwidth = Gbps(400),
+                    .nic_latency = Microseconds(2)};
+  n.push_back(dgx_h100);
+
+  // An HGX H200 8-GPU server. NVIDIA's reference host is the DGX H200 (DGX H200 datasheet):
+  // the DGX H100 chassis, CPUs, 2 TB memory, NICs and drives with 8x H200 141GB on the same
+  // 900 GB/s NVLink/NVSwitch baseboard, so every non-GPU figure is DGX H100's.
+  NodeSpec hgx_h200 = dgx_h100;
+  hgx_h200.name = "HGX-H200";
+  hgx_h200.description = "8x H200-SXM-141GB on an HGX baseboard, DGX H200 host configuration";
+  hgx_h200.source = "NVIDIA DGX H200 datasheet; NVIDIA DGX H100/H200 User Guide";
+  hgx_h200.gpu = device("H200-SXM-141GB");
+  n.push_back(hgx_h200);
+
+  // NVIDIA GB200 NVL72 specifications: one NVLink domain of 72 Blackwell GPUs and 36 Grace
+  // CPUs (18 compute trays of 2 GB200 superchips); fifth-generation NVLink at 1.8 TB/s
+  // bidirectional per GPU (900 GB/s per direction) through 18 NVLink switch chips (9
+  // switch trays x 2); one ConnectX-7 400 Gb/s NIC per GPU (72). Each Grace CPU joins its
+  // two GPUs over NVLink-C2C at 900 GB/s bidirectional (450 GB/s per direction); the model
+  // represents each Grace's C2C port as one "PCIe switch" (36 of them, 2 GPUs and 2 NICs
+  // each) at 450 GB/s. Host memory: 17 TB LPDDR5X at 18.4 TB/s for the rack (36 x 480 GB at
+  // 512 GB/s), modeled as one host memory vertex; Grace-to-Grace traffic is not modeled.
+  //   host FLOP/s: the Grace CPU Superchip datasheet lists 7.1 TF fp64 peak for 144 cores;
+  //   fp32 SIMD lanes are twice as many, so 14.2 TF fp32 per 144 cores = 7.1 TF per 72-core
+  //   Grace, x 36 = 255.6 TF.
+  //   NVMe: assumed 4x 3.84 TB E1.S per compute tray (18 trays), 6.5 GB/s each.
+  n.push_back({.name = "GB200-NVL72",
+               .description = "NVIDIA GB200 NVL72 rack: 72 Blackwell GPUs in one NVLink "
+                              "domain, 36 Grace CPUs, 72x 400G",
+               .source = "NVIDIA GB200 NVL72 specifications; NVIDIA Grace CPU Superchip "
+                         "datasheet (CPU rate)",
+               .gpu = device("B200-NVL72"),
+               .gpus = 72,
+               .nvlink_bandwidth = GBps(900),
+               .nvlink_latency = Microseconds(0.5),
+               .nvswitches = 18,
+               .pcie_switches = 36,
+               .pcie_bandwidth = GBps(450),
+               .pcie_latency = Microseconds(0.5),
+               .host_memory = GB(36 * 480),
+               .host_memory_bandwidth = GBps(36 * 512),
+               .host_flops = TeraFlopRate(36 * 7.1),
+               .nvme_capacity = TB(18 * 4 * 3.84),
+               .nvme_bandwidth = GBps(18 * 4 * kNvmeDriveGBps),
+               .nics = 72,
+               .nic_bandwidth = Gbps(400),
+               .nic_latency = Microseconds(2)});
+  return n;
+}
+
+template <typename T>
+const T* FindByName(const std::vector<T>& items, std::string_view name) {
+  for (const T& t : items) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+template <typename T>
+std::vector<std::string> Names(const std::vector<T>& items) {
+  std::vector<std::string> out;
+  out.reserve(items.size());
+  for (const T& t : items) out.push_back(t.name);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<DeviceSpec>& DevicePresets() {
+  static const std::vector<DeviceSpec>* const kDevices = new std::vector<DeviceSpec>(MakeDevices());
+  return *kDevices;
+}
+
+const DeviceSpec* FindDevicePreset(std::string_view name) {
+  return FindByName(DevicePresets(), name);
+}
+
+std::vector<std::string> DevicePresetNames() { return Names(DevicePresets()); }
+
+const std::vector<NodeSpec>& NodePresets() {
+  static const std::vector<NodeSpec>* const kNodes = new std::vector<NodeSpec>(MakeNodes());
+  return *kNodes;
+}
+
+const NodeSpec* FindNodePreset(std::string_view name) { return FindByName(NodePresets(), name); }
+
+std::vector<std::string> NodePresetNames() { return Names(NodePresets()); }
+
+}  // namespace placesim::topology

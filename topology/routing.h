@@ -1,0 +1,82 @@
+// Routing on the cluster graph: deterministic shortest paths with equal-cost multipath
+// (ECMP) spreading, and a per-pair route cache.
+//
+// Path metric, compared lexicographically (smaller is better):
+//   1. transits: intermediate vertices that are endpoints, i.e. GPUs, host memories and
+//      NVMe drives. Traffic through a GPU is a software relay and traffic through host
+//      memory crosses the CPU root complex, both of which NCCL-style transports avoid when a
+//      switch path exists; they are still used when nothing else connects two vertices
+//      (e.g. GPU-to-GPU over PCIe across root ports, or an explicit ring of GPUs).
+//   2. hops: number of links.
+//   3. latency: sum of link latencies (integer picoseconds, so ties are exact).
+// Among equal-cost next links (which spine, which parallel cable, which of two NICs on the
+// GPU's PCIe switch) the choice at hop k is hash(src, dst, k) modulo the number of
+// candidates, taken in link construction order: the same pair always gets the same route,
+// and different pairs spread over the equal-cost links, as hash-based ECMP does in switches.
+// Routes are directed: the route b->a is computed independently of a->b.
+//
+// Search: a Dijkstra on the reversed graph from dst over the metric above, stopped when src
+// is settled, then a walk forward from src along links that keep the metric tight.
+// Complexity O((V + E) log V) per uncached route; a cached route costs one hash lookup.
+#ifndef PLACESIM_TOPOLOGY_ROUTING_H_
+#define PLACESIM_TOPOLOGY_ROUTING_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "base/units.h"
+#include "topology/cluster.h"
+
+namespace placesim::topology {
+
+struct Route {
+  std::vector<LinkId> links;  // from src to dst in order; empty when src == dst
+  Bandwidth bottleneck;       // BottleneckBandwidth(links)
+  Duration latency;           // RouteLatency(links)
+};
+
+// The smallest bandwidth on `links` (bytes/s per direction); +infinity for an empty route,
+// so moving bytes along it takes no time. REQUIRES: every id valid for `cluster`. O(n).
+Bandwidth BottleneckBandwidth(const Cluster& cluster, std::span<const LinkId> links);
+// Sum of the link latencies. O(n).
+Duration RouteLatency(const Cluster& cluster, std::span<const LinkId> links);
+
+// Computes the route src -> dst without caching; nullopt when dst is not reachable from src.
+// REQUIRES: src and dst are valid vertices of `cluster`. Thread-safe (allocates its own
+// search state).
+std::optional<Route> FindRoute(const Cluster& cluster, VertexId src, VertexId dst);
+
+// Caches routes per (src, dst) pair and reuses its search buffers between uncached look-ups.
+// Memory grows with the number of distinct pairs asked for (a route of h hops costs about
+// 4h + 100 bytes). The cluster must outlive the Router.
+// Thread-safety: not thread-safe (Find mutates the cache); use one Router per thread.
+class Router {
+ public:
+  explicit Router(const Cluster& cluster);
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // The route src -> dst, or nullptr when dst is unreachable from src. The pointer stays
+  // valid, and the route unchanged, for the Router's lifetime.
+  // REQUIRES: src and dst are valid vertices of the cluster.
+  const Route* Find(VertexId src, VertexId dst);
+
+  size_t cached_pairs() const { return cache_.size(); }
+  const Cluster& cluster() const { return cluster_; }
+
+  class Search;  // search buffers, defined in routing.cc
+
+ private:
+  const Cluster& cluster_;
+  std::unique_ptr<Search> search_;
+  std::unordered_map<uint64_t, std::unique_ptr<Route>> cache_;  // null = unreachable
+};
+
+}  // namespace placesim::topology
+
+#endif  // PLACESIM_TOPOLOGY_ROUTING_H_
