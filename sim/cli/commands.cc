@@ -51,17 +51,17 @@ constexpr const char* kUsage =
     "\n"
     "Exit codes: 0 ok; 2 bad input; 3 the strategy is incorrect (analyze).\n";
 
-// Prints a failed Status as "placesim: CONTEXT:" then one indented line per problem.
+// Prints a failed Status: "placesim: [CONTEXT: ]first line", then the other lines indented.
+// Scenario errors already start with the file's name, so they pass an empty context.
 int ReportError(std::ostream& err, const std::string& context, const Status& status) {
-  err << "placesim: " << context;
-  const std::string& m = status.message();
-  if (m.find('\n') == std::string::npos) {
-    err << ": " << m << "\n";
-  } else {
-    err << ":\n";
-    std::istringstream lines(m);
-    std::string line;
-    while (std::getline(lines, line)) err << "  " << line << "\n";
+  err << "placesim: ";
+  if (!context.empty()) err << context << ": ";
+  std::istringstream lines(status.message());
+  std::string line;
+  bool first = true;
+  while (std::getline(lines, line)) {
+    err << (first ? "" : "  ") << line << "\n";
+    first = false;
   }
   return status.code() == StatusCode::kInternal ? kExitFailure : kExitBadInput;
 }
@@ -149,7 +149,7 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (!CheckFormat("analyze", a.format, {"table", "json", "csv"}, err)) return kExitBadInput;
 
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
-  if (!scenario.ok()) return ReportError(err, a.path, scenario.status());
+  if (!scenario.ok()) return ReportError(err, "", scenario.status());
   StatusOr<strategies::Plan> plan = strategies::Analyze(scenario->model, scenario->training,
                                                         scenario->strategy, scenario->cluster);
   if (!plan.ok()) return ReportError(err, a.path, plan.status());
@@ -220,7 +220,7 @@ int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!CheckFormat("topology", a.format, {"table", "json"}, err)) return kExitBadInput;
 
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
-  if (!scenario.ok()) return ReportError(err, a.path, scenario.status());
+  if (!scenario.ok()) return ReportError(err, "", scenario.status());
   StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
   if (!cluster.ok()) return ReportError(err, a.path, cluster.status());
 

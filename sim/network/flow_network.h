@@ -1,0 +1,262 @@
+// FlowNetwork: a flow-level model of a network of directed links, in which concurrent flows
+// share bandwidth max-min fairly. It is driven by the event engine but knows nothing of it.
+//
+// Model. A link l has a capacity C_l (bytes/s) and a latency. A flow f has a route (a list of
+// link indices, the path its bytes take), a size in bytes and a start time. A flow lives in two
+// phases, as in SimGrid's CM02 network model:
+//   1. latency:  from its start until start + (sum of its route's link latencies + an optional
+//                extra latency); it uses no bandwidth. This is the time for the first byte to
+//                reach the destination.
+//   2. transfer: its bytes drain at rate r_f (bytes/s), re-evaluated whenever any flow enters
+//                or leaves a transfer phase; it completes when the last byte has drained.
+// So an uncontended flow takes latency + size / bottleneck, the alpha-beta time (see
+// alpha_beta.h). A zero-byte flow, or one with an empty route (source = destination), completes
+// at the end of its latency phase.
+//
+// Max-min fairness. Rates r are feasible when sum_{f through l} r_f <= C_l on every link l.
+// A feasible allocation is max-min fair when no r_f can be raised without lowering some r_g
+// with r_g <= r_f; equivalently, every flow crosses a saturated "bottleneck" link on which its
+// rate is the largest. This allocation exists, is unique, and is what progressive filling
+// (water-filling) computes:
+//   U := all flows (unfixed), R_l := C_l, n_l := number of unfixed flows through l
+//   while U is not empty:
+//     l* := argmin over links with n_l > 0 of R_l / n_l      (the most constrained link)
+//     s  := R_l* / n_l*                                        (its fair share)
+//     for every unfixed f through l*: r_f := s; remove f from U;
+//                                     for every link k on f's route: R_k -= s, n_k -= 1
+// Shares R_k / n_k never decrease as flows are fixed (a fixed flow took s <= R_k / n_k), so a
+// min-heap of link shares whose outdated keys are refreshed when they surface finds l* each
+// round. Cost: O(H + L log L) for H = total route length (hops) of the flows being solved and
+// L = links in their component (one pop per round, plus one per refreshed key). Ties between equal
+// shares are broken by link index, which keeps the result deterministic. Max-min is not a
+// per-link equal split: with links A and B of capacity 10, f1 on A, f2 on A and B, f3 and f4
+// on B, B is the bottleneck (10/3 < 10/2), fixing f2, f3, f4 at 10/3; f1 then gets the rest of
+// A, 20/3, where splitting each link equally would give it 5 and leave A under-used.
+//
+// Incremental re-solving. Rates only change when a flow enters or leaves the transfer phase,
+// and only within the connected component (links joined by flows that share them) of the
+// links that flow touches; everything outside keeps its rate and its predicted completion.
+// Changes are batched: Start() and completions only mark links dirty, and the next query
+// solves each dirty component once (SimGrid's lmm::System selective update, in spirit).
+//
+// Time and exactness. Time is integer picoseconds. Progress is computed lazily per flow: a flow
+// stores (remaining bytes at its last rate change, the time of that change, its rate), and its
+// completion time is fixed at each rate change as now + ceil(remaining / rate), rounded up to
+// the picosecond (the project's one rounding rule) by DrainTime (alpha_beta.h), after snapping
+// values within 1e-12 relative of a whole picosecond so that floating-point noise never adds a
+// spurious picosecond. A flow completes when the clock reaches its completion time — not when a
+// floating-point remainder reaches zero — so no flow is ever left with a tiny residue that
+// never drains. Flows whose rate a re-solve leaves unchanged keep their completion time.
+//
+// Determinism: every order (component traversal, ties in the solver, completions reported at
+// the same picosecond — by start order) derives from the sequence of calls, never from
+// addresses or hashing.
+//
+// Thread-safety: none; one network per simulation.
+#ifndef PLACESIM_SIM_NETWORK_FLOW_NETWORK_H_
+#define PLACESIM_SIM_NETWORK_FLOW_NETWORK_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/units.h"
+#include "sim/engine/event_queue.h"
+
+namespace placesim::sim {
+
+// Dense index of a directed link, 0 .. num_links() - 1.
+using LinkIndex = uint32_t;
+
+struct LinkSpec {
+  Bandwidth capacity;  // > 0
+  Duration latency;    // >= 0, added once to each flow whose route crosses the link
+};
+
+// Handle of a flow. Handles are never reused while a flow is in the network; once a flow
+// completes, its handle becomes unknown (State() answers kGone).
+enum class FlowId : uint64_t {};
+
+enum class FlowState {
+  kLatency,   // started, first byte not yet delivered; no bandwidth used
+  kTransfer,  // draining at Rate()
+  kGone,      // completed (or never existed)
+};
+
+struct FlowCompletion {
+  FlowId id;
+  uint64_t tag;  // the tag given to Start()
+  SimTime time;  // when its last byte arrived
+};
+
+struct LinkStats {
+  // Bytes of completed flows routed over the link (exact; a flow counts when it completes).
+  Bytes bytes_carried;
+  // Time with at least one flow in its transfer phase on the link, up to now().
+  Duration busy_time;
+  uint32_t active_flows = 0;  // flows in transfer phase on the link now
+  uint32_t peak_flows = 0;    // maximum of active_flows over time
+};
+
+// Work done by the max-min solver, to observe incrementality and cost.
+struct SolverStats {
+  uint64_t solves = 0;        // component solves
+  uint64_t flows_solved = 0;  // sum over solves of the flows in the component
+  uint64_t links_solved = 0;  // sum over solves of the links in the component
+  uint64_t rate_changes = 0;  // flows whose rate actually changed
+  uint32_t last_component_flows = 0;
+  uint32_t last_component_links = 0;
+};
+
+class FlowNetwork {
+ public:
+  // Validates the links: every capacity must be finite and > 0, every latency >= 0.
+  // Errors name the link: `links[3].capacity: 0 B/s: must be > 0`.
+  static StatusOr<FlowNetwork> Create(std::vector<LinkSpec> links);
+
+  FlowNetwork(FlowNetwork&&) = default;
+  FlowNetwork& operator=(FlowNetwork&&) = default;
+
+  // Starts a flow of `size` bytes at time `now` over `route`, tagged with `tag` (returned in
+  // its FlowCompletion, so the caller needs no map from FlowId to its own work). Its latency
+  // phase lasts the sum of the route's link latencies plus `extra_latency`.
+  // REQUIRES: now >= this->now(); every route index < num_links(); size >= 0;
+  // extra_latency >= 0. A route may cross a link more than once; each crossing takes a share.
+  // Flows due to complete before `now` are completed first and reported by the next
+  // AdvanceTo. Complexity: O(route length) plus O(log n); the re-solve is deferred.
+  FlowId Start(SimTime now, std::span<const LinkIndex> route, Bytes size, uint64_t tag = 0,
+               Duration extra_latency = Duration::Zero());
+
+  // Aborts a flow that has not completed: it leaves its links at now() and is never reported
+  // complete; the bytes it sent are not credited to link statistics. Returns false when `id` is
+  // unknown or already complete. Its bandwidth is re-shared at the next query.
+  // Complexity: O(route length).
+  bool Cancel(FlowId id);
+
+  // The earliest time at which AdvanceTo will change something (a flow completes or leaves its
+  // latency phase); now() when completions are waiting to be reported; SimTime::Max() when
+  // the network is idle. Settles pending changes (re-solves dirty components) first.
+  SimTime NextEventTime();
+
+  // Moves the clock to `t`, processing every latency end and completion up to and including
+  // `t` in time order, and appends the flows completed since the last call to `out` — in order
+  // of completion time, then start order. REQUIRES: t >= now().
+  void AdvanceTo(SimTime t, std::vector<FlowCompletion>& out);
+  std::vector<FlowCompletion> AdvanceTo(SimTime t);
+
+  // Changes whenever NextEventTime() may have changed (Start, AdvanceTo, and any query that
+  // processes due events). An executor reads it after NextEventTime(), stores it in the event
+  // it schedules at that time, and ignores events whose version is no longer current.
+  uint64_t version() const { return version_; }
+
+  // Current rate of a flow in its transfer phase; zero in its latency phase or when gone.
+  // Like NextEventTime(), settles pending changes at now() first.
+  Bandwidth Rate(FlowId id);
+  FlowState State(FlowId id) const;
+  // Bytes not yet delivered at now(); zero when gone.
+  double RemainingBytes(FlowId id);
+
+  SimTime now() const { return SimTime::Picoseconds(now_ps_); }
+  size_t num_links() const { return links_.size(); }
+  // Flows started and not yet reported complete.
+  size_t num_flows() const { return live_flows_; }
+  LinkStats link_stats(LinkIndex link) const;
+  const SolverStats& solver_stats() const { return solver_stats_; }
+
+  // Sum of the link latencies of `route`. REQUIRES: valid indices.
+  Duration RouteLatency(std::span<const LinkIndex> route) const;
+  // Smallest link capacity on `route`; Bandwidth::Zero() for an empty route.
+  Bandwidth RouteBottleneck(std::span<const LinkIndex> route) const;
+
+ private:
+  enum class Phase : uint8_t { kFree, kLatency, kTransfer };
+
+  struct Hop {
+    LinkIndex link;
+    uint32_t pos;  // index of this crossing in links_[link].crossings
+  };
+  struct Crossing {
+    uint32_t slot;  // flow slot
+    uint32_t hop;   // index into that flow's hops
+  };
+  struct Link {
+    double capacity = 0;  // bytes/s
+    int64_t latency_ps = 0;
+    std::vector<Crossing> crossings;  // flows in transfer phase, one entry per crossing
+    // statistics
+    int64_t bytes_carried = 0;
+    int64_t busy_ps = 0;
+    int64_t busy_since_ps = 0;
+    uint32_t peak = 0;
+    // solver scratch
+    uint64_t seen_epoch = 0;
+    double residual = 0;
+    uint32_t unfixed = 0;
+  };
+  struct Flow {
+    std::vector<Hop> hops;
+    double remaining = 0;  // bytes left at updated_ps
+    double rate = 0;       // bytes/s
+    double solved_rate = 0;
+    int64_t updated_ps = 0;
+    int64_t finish_ps = 0;
+    int64_t size = 0;
+    uint64_t start_seq = 0;
+    uint64_t tag = 0;
+    uint64_t seen_epoch = 0;
+    uint64_t fixed_epoch = 0;
+    uint32_t generation = 0;
+    uint32_t version = 0;  // invalidates stale completion-heap entries
+    bool has_entry = false;  // a current entry for this flow is in completions_
+    Phase phase = Phase::kFree;
+  };
+  struct Pending {  // an entry of the activation or completion heap
+    int64_t time_ps;
+    uint64_t start_seq;
+    uint32_t slot;
+    uint32_t version;
+  };
+  struct Share {  // an entry of the solver's heap
+    double share;
+    LinkIndex link;
+  };
+
+  explicit FlowNetwork(std::vector<LinkSpec> links);
+
+  Flow* Find(FlowId id);
+  const Flow* Find(FlowId id) const;
+  void Advance(int64_t t_ps);
+  void Activate(uint32_t slot);
+  void Complete(uint32_t slot);
+  void Settle();
+  void SolveComponent(LinkIndex seed);
+  void PushCompletion(uint32_t slot);
+  bool IsStale(const Pending& p) const;
+  bool IsStaleActivation(const Pending& p) const;
+  void Leave(uint32_t slot, bool count_bytes);
+  int64_t NextInternalEventPs();
+
+  std::vector<Link> links_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<Pending> activations_;  // min-heap by (time, start_seq)
+  std::vector<Pending> completions_;  // min-heap by (time, start_seq), lazily invalidated
+  size_t stale_completions_ = 0;      // completions_ entries that no longer count
+  std::vector<FlowCompletion> done_;  // completed, not yet reported
+  std::vector<LinkIndex> dirty_links_;
+  std::vector<Pending> batch_;         // scratch: completions at one instant
+  std::vector<LinkIndex> comp_links_;  // scratch: the component being solved
+  std::vector<uint32_t> comp_flows_;
+  std::vector<Share> shares_;
+  int64_t now_ps_ = 0;
+  uint64_t next_start_seq_ = 0;
+  uint64_t epoch_ = 0;
+  uint64_t version_ = 0;
+  size_t live_flows_ = 0;
+  SolverStats solver_stats_;
+};
+
+}  // namespace placesim::sim
+
+#endif  // PLACESIM_SIM_NETWORK_FLOW_NETWORK_H_

@@ -1,0 +1,935 @@
+// Preset resolution, validation and conversion of a scenario document. See resolve.h.
+//
+// Merge order for every part: the preset's value, then the document's field when it is set
+// (proto3 `optional` presence), then the documented default for anything still unset.
+// Validation runs on the merged values, so a bad value is reported at the schema path that
+// sets it whether it came from the user or from a preset.
+#include "sim/scenario/internal/resolve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/errors.h"
+#include "base/unit_parser.h"
+#include "base/units.h"
+#include "sim/scenario/internal/overrides.h"
+#include "strategies/presets.h"
+#include "topology/mesh.h"
+#include "topology/presets.h"
+
+namespace placesim::sim::scenario_internal {
+namespace {
+
+namespace pb = ::placesim::scenario::proto;
+using strategies::State;
+using topology::Axis;
+
+constexpr std::string_view kUnset = "(unset)";
+// Quantity strings longer than this are refused before parsing, which keeps messages short.
+constexpr size_t kMaxQuantityChars = 64;
+
+// A user string as shown in messages: quoted, and cut short when long.
+std::string Quote(std::string_view s) {
+  if (s.size() > 80) return fmt::format("\"{}...\"", s.substr(0, 77));
+  return fmt::format("\"{}\"", s);
+}
+
+// Collects problems, keeping at most kMaxReportedProblems lines.
+class Problems {
+ public:
+  void Add(std::string_view path, std::string_view value, std::string_view rule) {
+    if (Count()) list_.Add(path, value, rule);
+  }
+  void AddStatus(std::string_view path, const Status& status) {
+    if (Count()) list_.AddStatus(path, status);
+  }
+  bool empty() const { return total_ == 0; }
+  size_t total() const { return total_; }
+
+  Status ToStatus(std::string_view name) const {
+    std::string message =
+        fmt::format("{}: {} problem{} in the scenario:", name, total_, total_ == 1 ? "" : "s");
+    for (const std::string& line : list_.lines()) {
+      message += '\n';
+      message += line;
+    }
+    if (total_ > list_.size()) {
+      message += fmt::format("\n({} more problems not shown)", total_ - list_.size());
+    }
+    return InvalidArgumentError(std::move(message));
+  }
+
+ private:
+  bool Count() { return ++total_ <= kMaxReportedProblems; }
+  ErrorList list_;
+  size_t total_ = 0;
+};
+
+std::string Between(int64_t lo, int64_t hi) {
+  return fmt::format("must be between {} and {}", lo, hi);
+}
+
+std::string NodesTimesGpus(int nodes, int gpus) {
+  return fmt::format("{} node{} × {}", nodes, nodes == 1 ? "" : "s", gpus);
+}
+
+// Multiplies non-negative values, saturating at `cap` + 1 so products of large sizes never
+// overflow.
+int64_t CappedProduct(std::initializer_list<int64_t> values, int64_t cap) {
+  int64_t p = 1;
+  for (int64_t v : values) {
+    if (v != 0 && p > (cap + 1) / v) return cap + 1;
+    p *= v;
+  }
+  return std::min(p, cap + 1);
+}
+
+// The names of the fields set in `msg`, except `skip`, e.g. "hbm_capacity, peak_bf16".
+std::string SetFieldNames(const google::protobuf::Message& msg,
+                          std::initializer_list<std::string_view> skip = {}) {
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  msg.GetReflection()->ListFields(msg, &fields);
+  std::vector<std::string> names;
+  for (const google::protobuf::FieldDescriptor* f : fields) {
+    if (std::find(skip.begin(), skip.end(), f->name()) == skip.end()) names.push_back(f->name());
+  }
+  return JoinNames(names);
+}
+
+// Marks a preset's description when the scenario overrides some of its fields, so reports
+// never present a modified preset as the stock one.
+void NoteOverrides(std::string* description, const std::string& fields) {
+  if (fields.empty()) return;
+  if (!description->empty()) *description += "; ";
+  *description += "overridden: " + fields;
+}
+
+class Resolver {
+ public:
+  Resolver(const pb::Scenario& doc, std::string_view name) : doc_(doc), name_(name) {}
+
+  StatusOr<Scenario> Run() {
+    CheckEnums(doc_, "");
+    ResolveCluster();
+    ResolveModel();
+    ResolveStrategy();  // needs the GPU count
+    ResolveTraining();  // needs dp
+    if (!problems_.empty()) return problems_.ToStatus(name_);
+    out_.name = doc_.name().empty() ? DefaultName() : doc_.name();
+    out_.description = doc_.description();
+    return std::move(out_);
+  }
+
+ private:
+  // ----------------------------------------------------------------------- value helpers
+  template <typename T>
+  void ParseQuantity(const std::string& path, const std::string& text,
+                     StatusOr<T> (*parse)(std::string_view), T* out) {
+    if (text.size() > kMaxQuantityChars) {
+      problems_.Add(
+          path, Quote(text),
+          fmt::format("too long for a quantity (at most {} characters)", kMaxQuantityChars));
+      return;
+    }
+    StatusOr<T> v = parse(text);
+    if (!v.ok()) {
+      problems_.AddStatus(path, v.status());
+      return;
+    }
+    *out = *v;
+  }
+  void SizeField(const std::string& path, bool has, const std::string& text, placesim::Bytes* out) {
+    if (has) ParseQuantity(path, text, &ParseBytes, out);
+  }
+  void BandwidthField(const std::string& path, bool has, const std::string& text, Bandwidth* out) {
+    if (has) ParseQuantity(path, text, &ParseBandwidth, out);
+  }
+  void DurationField(const std::string& path, bool has, const std::string& text, Duration* out) {
+    if (has) ParseQuantity(path, text, &ParseDuration, out);
+  }
+  void RateField(const std::string& path, bool has, const std::string& text, FlopRate* out) {
+    if (has) ParseQuantity(path, text, &ParseFlopRate, out);
+  }
+  bool InRange(const std::string& path, int64_t v, int64_t lo, int64_t hi) {
+    if (v >= lo && v <= hi) return true;
+    problems_.Add(path, std::to_string(v), Between(lo, hi));
+    return false;
+  }
+  bool Fraction(const std::string& path, double v) {
+    if (v > 0 && v <= 1) return true;  // false for NaN too
+    problems_.Add(path, fmt::format("{}", v), "must be in (0, 1]");
+    return false;
+  }
+
+  std::string DefaultName() const {
+    std::string_view n = name_;
+    size_t slash = n.find_last_of("/\\");
+    if (slash != std::string_view::npos) n.remove_prefix(slash + 1);
+    size_t dot = n.rfind('.');
+    if (dot != std::string_view::npos && dot > 0) n = n.substr(0, dot);
+    return std::string(n);
+  }
+
+  // Proto3 enums are open: the text and JSON parsers accept numbers outside the enum, which
+  // would otherwise read as the default. Every enum value in the document must be named.
+  void CheckEnums(const google::protobuf::Message& msg, const std::string& path) {
+    using google::protobuf::FieldDescriptor;
+    const google::protobuf::Reflection* r = msg.GetReflection();
+    std::vector<const FieldDescriptor*> fields;
+    r->ListFields(msg, &fields);
+    for (const FieldDescriptor* f : fields) {
+      std::string here = path.empty() ? f->name() : path + "." + f->name();
+      int count = f->is_repeated() ? r->FieldSize(msg, f) : 1;
+      for (int i = 0; i < count; ++i) {
+        std::string at = f->is_repeated() ? fmt::format("{}[{}]", here, i) : here;
+        if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+          CheckEnums(f->is_repeated() ? r->GetRepeatedMessage(msg, f, i) : r->GetMessage(msg, f),
+                     at);
+        } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+          int v = f->is_repeated() ? r->GetRepeatedEnumValue(msg, f, i) : r->GetEnumValue(msg, f);
+          if (f->enum_type()->FindValueByNumber(v) == nullptr) {
+            problems_.Add(at, std::to_string(v),
+                          "not a value of the enum; valid: " + EnumNames(f->enum_type(), false));
+          }
+        }
+      }
+    }
+  }
+
+  // ----------------------------------------------------------------------------- cluster
+  void ResolveCluster() {
+    const pb::Cluster& c = doc_.cluster();
+    const pb::Node& n = c.node();
+    topology::ClusterSpec& cluster = out_.cluster;
+    bool base_ok = true;
+
+    if (!c.has_node_preset() && !c.has_node()) {
+      problems_.Add("cluster", kUnset,
+                    "a cluster is required: set cluster.node_preset (valid: " +
+                        JoinNames(topology::NodePresetNames()) +
+                        ") or describe cluster.node (gpus and a GPU)");
+      return;
+    }
+    bool have_gpu = false;
+    bool preset_unknown = false;
+    if (c.has_node_preset()) {
+      const topology::NodeSpec* preset = topology::FindNodePreset(c.node_preset());
+      if (preset == nullptr) {
+        problems_.Add("cluster.node_preset", Quote(c.node_preset()),
+                      "unknown node preset; valid: " + JoinNames(topology::NodePresetNames()));
+        base_ok = false;
+        preset_unknown = true;
+      } else {
+        cluster.node = *preset;
+        have_gpu = true;
+      }
+    } else {
+      cluster.node = topology::NodeSpec{};
+      cluster.node.name = "custom";
+      if (!n.has_gpus()) {
+        problems_.Add("cluster.node.gpus", kUnset,
+                      "required without a node preset: GPUs per node, between 1 and 1024; or "
+                      "set cluster.node_preset (valid: " +
+                          JoinNames(topology::NodePresetNames()) + ")");
+        base_ok = false;
+      }
+    }
+    topology::NodeSpec& node = cluster.node;
+    if (n.has_gpu_preset()) {
+      const topology::DeviceSpec* d = topology::FindDevicePreset(n.gpu_preset());
+      if (d == nullptr) {
+        problems_.Add("cluster.node.gpu_preset", Quote(n.gpu_preset()),
+                      "unknown GPU preset; valid: " + JoinNames(topology::DevicePresetNames()));
+        base_ok = false;
+        preset_unknown = true;
+      } else {
+        node.gpu = *d;
+        have_gpu = true;
+      }
+    }
+    const pb::Device& g = n.gpu();
+    if (!have_gpu && !preset_unknown) {
+      std::vector<std::string> missing;
+      if (!g.has_hbm_capacity()) missing.push_back("hbm_capacity");
+      if (!g.has_hbm_bandwidth()) missing.push_back("hbm_bandwidth");
+      if (!g.has_peak_fp32() && !g.has_peak_tf32() && !g.has_peak_bf16() && !g.has_peak_fp16() &&
+          !g.has_peak_fp8()) {
+        missing.push_back("a peak rate (peak_bf16, ...)");
+      }
+      if (!g.has_matmul_efficiency()) missing.push_back("matmul_efficiency");
+      if (!g.has_memory_efficiency()) missing.push_back("memory_efficiency");
+      node.gpu = topology::DeviceSpec{};
+      node.gpu.name = "custom";
+      if (!missing.empty()) {
+        problems_.Add("cluster.node.gpu", "(incomplete)",
+                      "without a GPU preset the GPU must be written out; missing: " +
+                          JoinNames(missing) + "; or set cluster.node.gpu_preset (valid: " +
+                          JoinNames(topology::DevicePresetNames()) + ")");
+        base_ok = false;
+      }
+    }
+
+    // Field overrides (parsed even when a preset is unknown, so their errors show too).
+    topology::DeviceSpec& dev = node.gpu;
+    const std::string gp = "cluster.node.gpu.";
+    SizeField(gp + "hbm_capacity", g.has_hbm_capacity(), g.hbm_capacity(), &dev.hbm_capacity);
+    BandwidthField(gp + "hbm_bandwidth", g.has_hbm_bandwidth(), g.hbm_bandwidth(),
+                   &dev.hbm_bandwidth);
+    auto peak = [&dev](topology::DataType t) -> FlopRate* {
+      return &dev.peak[static_cast<int>(t)];
+    };
+    RateField(gp + "peak_fp32", g.has_peak_fp32(), g.peak_fp32(), peak(topology::DataType::kFp32));
+    RateField(gp + "peak_tf32", g.has_peak_tf32(), g.peak_tf32(), peak(topology::DataType::kTf32));
+    RateField(gp + "peak_bf16", g.has_peak_bf16(), g.peak_bf16(), peak(topology::DataType::kBf16));
+    RateField(gp + "peak_fp16", g.has_peak_fp16(), g.peak_fp16(), peak(topology::DataType::kFp16));
+    RateField(gp + "peak_fp8", g.has_peak_fp8(), g.peak_fp8(), peak(topology::DataType::kFp8));
+    if (g.has_matmul_efficiency()) dev.matmul_efficiency = g.matmul_efficiency();
+    if (g.has_memory_efficiency()) dev.memory_efficiency = g.memory_efficiency();
+    DurationField(gp + "kernel_overhead", g.has_kernel_overhead(), g.kernel_overhead(),
+                  &dev.kernel_overhead);
+
+    if (have_gpu) NoteOverrides(&dev.description, SetFieldNames(g));
+    const std::string np = "cluster.node.";
+    if (c.has_node_preset()) {
+      NoteOverrides(&node.description, SetFieldNames(n, {"gpu", "gpu_preset"}));
+    }
+    if (n.has_gpus()) node.gpus = n.gpus();
+    BandwidthField(np + "nvlink_bandwidth", n.has_nvlink_bandwidth(), n.nvlink_bandwidth(),
+                   &node.nvlink_bandwidth);
+    DurationField(np + "nvlink_latency", n.has_nvlink_latency(), n.nvlink_latency(),
+                  &node.nvlink_latency);
+    if (n.has_nvswitches()) node.nvswitches = n.nvswitches();
+    if (n.has_pcie_switches()) node.pcie_switches = n.pcie_switches();
+    BandwidthField(np + "pcie_bandwidth", n.has_pcie_bandwidth(), n.pcie_bandwidth(),
+                   &node.pcie_bandwidth);
+    DurationField(np + "pcie_latency", n.has_pcie_latency(), n.pcie_latency(), &node.pcie_latency);
+    SizeField(np + "host_memory", n.has_host_memory(), n.host_memory(), &node.host_memory);
+    BandwidthField(np + "host_memory_bandwidth", n.has_host_memory_bandwidth(),
+                   n.host_memory_bandwidth(), &node.host_memory_bandwidth);
+    RateField(np + "host_flops", n.has_host_flops(), n.host_flops(), &node.host_flops);
+    SizeField(np + "nvme_capacity", n.has_nvme_capacity(), n.nvme_capacity(), &node.nvme_capacity);
+    BandwidthField(np + "nvme_bandwidth", n.has_nvme_bandwidth(), n.nvme_bandwidth(),
+                   &node.nvme_bandwidth);
+    if (n.has_nics()) node.nics = n.nics();
+    BandwidthField(np + "nic_bandwidth", n.has_nic_bandwidth(), n.nic_bandwidth(),
+                   &node.nic_bandwidth);
+    DurationField(np + "nic_latency", n.has_nic_latency(), n.nic_latency(), &node.nic_latency);
+
+    cluster.nodes = c.has_nodes() ? c.nodes() : 1;
+    bool nodes_ok = InRange("cluster.nodes", cluster.nodes, 1, kMaxNodes);
+    bool gpus_ok = false;
+    if (base_ok) {
+      gpus_ok = InRange(np + "gpus", node.gpus, 1, kMaxGpusPerNode);
+      InRange(np + "nvswitches", node.nvswitches, 0, 1024);
+      InRange(np + "pcie_switches", node.pcie_switches, 0, 1024);
+      InRange(np + "nics", node.nics, 0, 1024);
+      if (dev.hbm_capacity.count() <= 0) {
+        problems_.Add(gp + "hbm_capacity", ToString(dev.hbm_capacity), "must be > 0");
+      }
+      if (dev.hbm_bandwidth.bytes_per_second() <= 0) {
+        problems_.Add(gp + "hbm_bandwidth", ToString(dev.hbm_bandwidth), "must be > 0");
+      }
+      if (std::none_of(dev.peak.begin(), dev.peak.end(),
+                       [](FlopRate r) { return r.per_second() > 0; })) {
+        problems_.Add(gp + "peak_bf16", "all peak rates are 0",
+                      "at least one of peak_fp32, peak_tf32, peak_bf16, peak_fp16, peak_fp8 "
+                      "must be > 0");
+      }
+      Fraction(gp + "matmul_efficiency", dev.matmul_efficiency);
+      Fraction(gp + "memory_efficiency", dev.memory_efficiency);
+    }
+
+    ResolveFabric(nodes_ok);
+    bool is_explicit = cluster.fabric.kind == topology::FabricKind::kExplicit;
+    if (base_ok && gpus_ok && !is_explicit) {
+      if (node.gpus > 1 && node.nvlink_bandwidth.bytes_per_second() <= 0 &&
+          node.pcie_bandwidth.bytes_per_second() <= 0) {
+        problems_.Add(np + "nvlink_bandwidth", ToString(node.nvlink_bandwidth),
+                      fmt::format("the {} GPUs of a node need NVLink or PCIe bandwidth > 0 to "
+                                  "reach each other",
+                                  node.gpus));
+      }
+      if (nodes_ok && cluster.nodes > 1) {
+        if (node.nics < 1) {
+          problems_.Add(
+              np + "nics", std::to_string(node.nics),
+              fmt::format("a cluster of {} nodes needs at least 1 NIC per node", cluster.nodes));
+        }
+        if (node.nic_bandwidth.bytes_per_second() <= 0) {
+          problems_.Add(np + "nic_bandwidth", ToString(node.nic_bandwidth),
+                        fmt::format("must be > 0 in a cluster of {} nodes", cluster.nodes));
+        }
+      }
+    }
+    if (base_ok && gpus_ok && nodes_ok) {
+      gpus_ = static_cast<int64_t>(cluster.nodes) * node.gpus;
+      if (is_explicit) CheckExplicitGpuCount();
+    }
+  }
+
+  void ResolveFabric(bool nodes_ok) {
+    const pb::Cluster& c = doc_.cluster();
+    const pb::Fabric& f = c.fabric();
+    topology::FabricSpec& fabric = out_.cluster.fabric;
+    int nodes = out_.cluster.nodes;
+    const std::string fp = "cluster.fabric.";
+    switch (f.kind()) {
+      case pb::FABRIC_KIND_SINGLE_NODE:
+        fabric.kind = topology::FabricKind::kSingleNode;
+        if (nodes_ok && nodes > 1) {
+          problems_.Add(fp + "kind", "FABRIC_KIND_SINGLE_NODE",
+                        fmt::format("needs cluster.nodes = 1, but it is {}; use "
+                                    "FABRIC_KIND_FAT_TREE or FABRIC_KIND_RAIL_OPTIMIZED",
+                                    nodes));
+        }
+        break;
+      case pb::FABRIC_KIND_FAT_TREE:
+        fabric.kind = topology::FabricKind::kFatTree;
+        break;
+      case pb::FABRIC_KIND_RAIL_OPTIMIZED:
+        fabric.kind = topology::FabricKind::kRailOptimized;
+        break;
+      case pb::FABRIC_KIND_EXPLICIT:
+        fabric.kind = topology::FabricKind::kExplicit;
+        break;
+      default:  // FABRIC_KIND_UNSPECIFIED, or a number outside the enum from JSON
+        fabric.kind =
+            nodes == 1 ? topology::FabricKind::kSingleNode : topology::FabricKind::kFatTree;
+        break;
+    }
+    fabric.switch_radix = f.has_switch_radix() ? f.switch_radix() : 64;
+    InRange(fp + "switch_radix", fabric.switch_radix, 2, 65536);
+    fabric.oversubscription = f.has_oversubscription() ? f.oversubscription() : 1.0;
+    if (!(fabric.oversubscription >= 1.0) || !std::isfinite(fabric.oversubscription)) {
+      problems_.Add(fp + "oversubscription", fmt::format("{}", fabric.oversubscription),
+                    "must be at least 1 (1 = non-blocking, 2 = 2:1 oversubscribed)");
+    }
+    BandwidthField(fp + "link_bandwidth", f.has_link_bandwidth(), f.link_bandwidth(),
+                   &fabric.link_bandwidth);
+    if (f.has_link_bandwidth() && fabric.link_bandwidth.bytes_per_second() <= 0) {
+      problems_.Add(fp + "link_bandwidth", Quote(f.link_bandwidth()),
+                    "must be > 0 (leave it unset to use the NIC bandwidth)");
+    }
+    DurationField(fp + "switch_latency", f.has_switch_latency(), f.switch_latency(),
+                  &fabric.switch_latency);
+
+    bool is_explicit = fabric.kind == topology::FabricKind::kExplicit;
+    if (!is_explicit) {
+      if (c.vertices_size() > 0 || c.links_size() > 0) {
+        problems_.Add("cluster.vertices",
+                      fmt::format("{} vertices, {} links", c.vertices_size(), c.links_size()),
+                      "an explicit graph needs cluster.fabric.kind: FABRIC_KIND_EXPLICIT");
+      }
+      return;
+    }
+    ResolveGraph(nodes_ok);
+  }
+
+  void ResolveGraph(bool nodes_ok) {
+    const pb::Cluster& c = doc_.cluster();
+    topology::ClusterSpec& cluster = out_.cluster;
+    if (c.vertices_size() == 0 || c.links_size() == 0) {
+      problems_.Add("cluster.vertices",
+                    fmt::format("{} vertices, {} links", c.vertices_size(), c.links_size()),
+                    "FABRIC_KIND_EXPLICIT needs the graph: at least one vertex and one link");
+      return;
+    }
+    if (c.vertices_size() > kMaxExplicitVertices || c.links_size() > kMaxExplicitLinks) {
+      problems_.Add("cluster.vertices",
+                    fmt::format("{} vertices, {} links", c.vertices_size(), c.links_size()),
+                    fmt::format("an explicit graph has at most {} vertices and {} links",
+                                kMaxExplicitVertices, kMaxExplicitLinks));
+      return;
+    }
+    std::unordered_map<std::string, int> index;
+    index.reserve(static_cast<size_t>(c.vertices_size()));
+    cluster.vertices.reserve(static_cast<size_t>(c.vertices_size()));
+    for (int i = 0; i < c.vertices_size(); ++i) {
+      const pb::Vertex& v = c.vertices(i);
+      const std::string p = fmt::format("cluster.vertices[{}].", i);
+      topology::ExplicitVertex ev;
+      ev.name = v.name();
+      ev.node = v.node();
+      if (v.name().empty()) {
+        problems_.Add(p + "name", "\"\"", "must not be empty");
+      } else if (auto [it, inserted] = index.emplace(v.name(), i); !inserted) {
+        problems_.Add(
+            p + "name", Quote(v.name()),
+            fmt::format("duplicate: already the name of cluster.vertices[{}]", it->second));
+      }
+      switch (v.kind()) {
+        case pb::VERTEX_KIND_GPU:
+          ev.kind = topology::VertexKind::kGpu;
+          break;
+        case pb::VERTEX_KIND_NVSWITCH:
+          ev.kind = topology::VertexKind::kNvSwitch;
+          break;
+        case pb::VERTEX_KIND_PCIE_SWITCH:
+          ev.kind = topology::VertexKind::kPcieSwitch;
+          break;
+        case pb::VERTEX_KIND_NIC:
+          ev.kind = topology::VertexKind::kNic;
+          break;
+        case pb::VERTEX_KIND_HOST_MEMORY:
+          ev.kind = topology::VertexKind::kHostMemory;
+          break;
+        case pb::VERTEX_KIND_NVME:
+          ev.kind = topology::VertexKind::kNvme;
+          break;
+        case pb::VERTEX_KIND_SWITCH:
+          ev.kind = topology::VertexKind::kSwitch;
+          break;
+        default:
+          problems_.Add(p + "kind",
+                        pb::VertexKind_Name(v.kind()).empty() ? std::to_string(v.kind())
+                                                              : pb::VertexKind_Name(v.kind()),
+                        "must be set; valid: " + EnumNames(pb::VertexKind_descriptor(), false));
+          break;
+      }
+      if (nodes_ok) InRange(p + "node", v.node(), 0, cluster.nodes - 1);
+      cluster.vertices.push_back(std::move(ev));
+    }
+    cluster.links.reserve(static_cast<size_t>(c.links_size()));
+    for (int i = 0; i < c.links_size(); ++i) {
+      const pb::Link& l = c.links(i);
+      const std::string p = fmt::format("cluster.links[{}].", i);
+      topology::ExplicitLink el;
+      el.from = l.from();
+      el.to = l.to();
+      for (const auto& [field, name] : {std::pair{"from", &l.from()}, {"to", &l.to()}}) {
+        if (index.find(*name) == index.end()) {
+          problems_.Add(p + field, Quote(*name), "no vertex has this name");
+        }
+      }
+      if (l.from() == l.to() && !l.from().empty()) {
+        problems_.Add(p + "to", Quote(l.to()), "a link joins two different vertices");
+      }
+      switch (l.kind()) {
+        case pb::LINK_KIND_NVLINK:
+          el.kind = topology::LinkKind::kNvlink;
+          break;
+        case pb::LINK_KIND_PCIE:
+          el.kind = topology::LinkKind::kPcie;
+          break;
+        case pb::LINK_KIND_FABRIC:
+          el.kind = topology::LinkKind::kFabric;
+          break;
+        case pb::LINK_KIND_MEMORY:
+          el.kind = topology::LinkKind::kMemory;
+          break;
+        default:
+          el.kind = topology::LinkKind::kNetwork;
+          break;
+      }
+      if (l.bandwidth().empty()) {
+        problems_.Add(p + "bandwidth", kUnset, "required, e.g. \"50 GB/s\"");
+      } else {
+        BandwidthField(p + "bandwidth", true, l.bandwidth(), &el.bandwidth);
+        if (el.bandwidth.bytes_per_second() <= 0 && ParseBandwidth(l.bandwidth()).ok()) {
+          problems_.Add(p + "bandwidth", Quote(l.bandwidth()), "must be > 0");
+        }
+      }
+      DurationField(p + "latency", !l.latency().empty(), l.latency(), &el.latency);
+      el.full_duplex = l.has_full_duplex() ? l.full_duplex() : true;
+      cluster.links.push_back(std::move(el));
+    }
+  }
+
+  void CheckExplicitGpuCount() {
+    int64_t gpu_vertices = std::count_if(
+        out_.cluster.vertices.begin(), out_.cluster.vertices.end(),
+        [](const topology::ExplicitVertex& v) { return v.kind == topology::VertexKind::kGpu; });
+    if (gpu_vertices != gpus_) {
+      problems_.Add("cluster.vertices", fmt::format("{} GPU vertices", gpu_vertices),
+                    fmt::format("must equal the cluster's {} GPUs ({})", gpus_,
+                                NodesTimesGpus(out_.cluster.nodes, out_.cluster.node.gpus)));
+    }
+  }
+
+  // ------------------------------------------------------------------------------- model
+  void ResolveModel() {
+    const pb::Model& m = doc_.model();
+    strategies::ModelSpec& model = out_.model;
+    strategies::TransformerSpec& t = model.transformer;
+    if (m.has_preset()) {
+      const strategies::ModelSpec* preset = strategies::FindModelPreset(m.preset());
+      if (preset == nullptr) {
+        problems_.Add("model.preset", Quote(m.preset()),
+                      "unknown model preset; valid: " + JoinNames(strategies::ModelPresetNames()));
+        return;
+      }
+      model = *preset;
+    } else {
+      model = strategies::ModelSpec{};
+      model.name = "custom";
+    }
+    bool arch_written = m.has_layers() || m.has_hidden() || m.has_heads() || m.has_kv_heads() ||
+                        m.has_ffn_hidden() || m.has_vocab() || m.has_seq_len();
+    if (m.has_layers()) t.layers = m.layers();
+    if (m.has_hidden()) t.hidden = m.hidden();
+    if (m.has_heads()) t.heads = m.heads();
+    if (m.has_kv_heads()) t.kv_heads = m.kv_heads();
+    if (m.has_ffn_hidden()) t.ffn_hidden = m.ffn_hidden();
+    if (m.has_vocab()) t.vocab = m.vocab();
+    if (m.has_seq_len()) t.seq_len = m.seq_len();
+    if (m.has_tied_embeddings()) t.tied_embeddings = m.tied_embeddings();
+    if (m.has_gated_mlp()) t.gated_mlp = m.gated_mlp();
+    if (m.has_experts()) t.experts = m.experts();
+    if (m.has_top_k()) t.top_k = m.top_k();
+    if (m.has_capacity_factor()) t.capacity_factor = m.capacity_factor();
+    if (m.has_parameter_count()) model.parameter_count = m.parameter_count();
+    if (m.has_preset()) NoteOverrides(&model.description, SetFieldNames(m, {"preset"}));
+
+    if (!m.has_preset() && !arch_written && !m.has_parameter_count()) {
+      problems_.Add("model", kUnset,
+                    "a model is required: set model.preset (valid: " +
+                        JoinNames(strategies::ModelPresetNames()) +
+                        "), or its architecture (layers, hidden, heads, vocab, seq_len), or "
+                        "model.parameter_count");
+      return;
+    }
+    if (t.kv_heads == 0) t.kv_heads = t.heads;
+    if (t.ffn_hidden == 0 && t.hidden > 0 && t.hidden <= 10'000'000) t.ffn_hidden = 4 * t.hidden;
+
+    if (arch_written || t.layers > 0) {
+      auto required = [&](const char* field, int64_t v, int64_t hi) {
+        std::string path = std::string("model.") + field;
+        if (v == 0) {
+          problems_.Add(path, kUnset,
+                        fmt::format("required with an architecture; {}", Between(1, hi)));
+          return false;
+        }
+        return InRange(path, v, 1, hi);
+      };
+      required("layers", t.layers, 100'000);
+      required("hidden", t.hidden, 10'000'000);
+      bool heads_ok = required("heads", t.heads, 100'000);
+      required("ffn_hidden", t.ffn_hidden, 100'000'000);
+      required("vocab", t.vocab, 100'000'000);
+      required("seq_len", t.seq_len, 100'000'000);
+      if (heads_ok && InRange("model.kv_heads", t.kv_heads, 1, t.heads) &&
+          t.heads % t.kv_heads != 0) {
+        problems_.Add("model.kv_heads", std::to_string(t.kv_heads),
+                      fmt::format("must divide heads = {}", t.heads));
+      }
+    }
+    if (InRange("model.experts", t.experts, 0, 100'000) && t.experts > 1) {
+      if (t.top_k == 0) {
+        problems_.Add(
+            "model.top_k", kUnset,
+            fmt::format("required with experts = {}; {}", t.experts, Between(1, t.experts)));
+      } else {
+        InRange("model.top_k", t.top_k, 1, t.experts);
+      }
+    }
+    if (!(t.capacity_factor > 0) || !std::isfinite(t.capacity_factor)) {
+      problems_.Add("model.capacity_factor", fmt::format("{}", t.capacity_factor),
+                    "must be a finite number > 0");
+    }
+    InRange("model.parameter_count", model.parameter_count, 0, 1'000'000'000'000'000);
+  }
+
+  // ---------------------------------------------------------------------------- training
+  void ResolveTraining() {
+    const pb::Training& tr = doc_.training();
+    strategies::TrainingSpec& t = out_.training;
+    switch (tr.precision()) {
+      case pb::PRECISION_FP16_MIXED:
+        t.precision = strategies::Precision::kFp16Mixed;
+        break;
+      case pb::PRECISION_BF16:
+        t.precision = strategies::Precision::kBf16;
+        break;
+      case pb::PRECISION_FP8_MIXED:
+        t.precision = strategies::Precision::kFp8Mixed;
+        break;
+      default:
+        t.precision = strategies::Precision::kBf16Mixed;
+        break;
+    }
+    switch (tr.optimizer()) {
+      case pb::OPTIMIZER_ADAMW:
+        t.optimizer = strategies::Optimizer::kAdamW;
+        break;
+      case pb::OPTIMIZER_SGD_MOMENTUM:
+        t.optimizer = strategies::Optimizer::kSgdMomentum;
+        break;
+      case pb::OPTIMIZER_ADAM_8BIT:
+        t.optimizer = strategies::Optimizer::kAdam8bit;
+        break;
+      default:
+        t.optimizer = strategies::Optimizer::kAdam;
+        break;
+    }
+    switch (tr.recompute()) {
+      case pb::RECOMPUTE_SELECTIVE:
+        t.recompute = strategies::Recompute::kSelective;
+        break;
+      case pb::RECOMPUTE_FULL:
+        t.recompute = strategies::Recompute::kFull;
+        break;
+      default:
+        t.recompute = strategies::Recompute::kNone;
+        break;
+    }
+    switch (tr.pipeline_schedule()) {
+      case pb::PIPELINE_SCHEDULE_GPIPE:
+        t.pipeline_schedule = strategies::PipelineSchedule::kGpipe;
+        break;
+      case pb::PIPELINE_SCHEDULE_INTERLEAVED_1F1B:
+        t.pipeline_schedule = strategies::PipelineSchedule::kInterleaved1F1B;
+        break;
+      default:
+        t.pipeline_schedule = strategies::PipelineSchedule::k1F1B;
+        break;
+    }
+    t.sequence_parallel = tr.has_sequence_parallel() && tr.sequence_parallel();
+    t.virtual_stages = tr.has_virtual_stages() ? tr.virtual_stages() : 1;
+    InRange("training.virtual_stages", t.virtual_stages, 1, 1024);
+    t.micro_batch = tr.has_micro_batch() ? tr.micro_batch() : 1;
+    bool micro_ok = InRange("training.micro_batch", t.micro_batch, 1, 1'000'000);
+    int64_t dp = out_.strategy.mesh.dp;
+    if (tr.has_global_batch()) {
+      t.global_batch = tr.global_batch();
+      if (InRange("training.global_batch", t.global_batch, 1, 1'000'000'000) && micro_ok &&
+          mesh_ok_ && t.global_batch % (t.micro_batch * dp) != 0) {
+        problems_.Add("training.global_batch", std::to_string(t.global_batch),
+                      fmt::format("must be a multiple of micro_batch × dp = {} × {} = {}",
+                                  t.micro_batch, dp, t.micro_batch * dp));
+      }
+    } else {
+      t.global_batch = micro_ok && mesh_ok_ ? t.micro_batch * dp : t.micro_batch;
+    }
+  }
+
+  // ---------------------------------------------------------------------------- strategy
+  void ResolveStrategy() {
+    const pb::Strategy& s = doc_.strategy();
+    topology::MeshShape mesh;
+    bool sizes_ok = true;
+    auto size = [&](const char* axis, bool has, int v, int* out) {
+      *out = has ? v : 1;
+      sizes_ok &= InRange(std::string("strategy.") + axis, *out, 1, kMaxNodes);
+    };
+    size("tp", s.has_tp(), s.tp(), &mesh.tp);
+    size("pp", s.has_pp(), s.pp(), &mesh.pp);
+    size("cp", s.has_cp(), s.cp(), &mesh.cp);
+    size("ep", s.has_ep(), s.ep(), &mesh.ep);
+    mesh.dp = s.has_dp() ? s.dp() : 0;
+    const int64_t max_world = int64_t{kMaxNodes} * kMaxGpusPerNode;
+    sizes_ok &= InRange("strategy.dp", mesh.dp, 0, max_world);
+
+    if (sizes_ok && gpus_ > 0) {
+      const topology::ClusterSpec& c = out_.cluster;
+      int64_t inner = CappedProduct({mesh.tp, mesh.pp, mesh.cp}, max_world);
+      if (mesh.dp == 0) {
+        if (gpus_ % inner != 0) {
+          problems_.Add("strategy.dp", "0 (derived)",
+                        fmt::format("cannot derive dp: the cluster's {} GPUs ({}) are not a "
+                                    "multiple of tp × pp × cp = {}",
+                                    gpus_, NodesTimesGpus(c.nodes, c.node.gpus), inner));
+        } else {
+          mesh.dp = static_cast<int>(gpus_ / inner);
+        }
+      } else {
+        int64_t world = CappedProduct({mesh.dp, mesh.tp, mesh.pp, mesh.cp}, max_world);
+        if (world != gpus_) {
+          problems_.Add("strategy",
+                        fmt::format("dp={} tp={} pp={} cp={} ({}{} ranks)", mesh.dp, mesh.tp,
+                                    mesh.pp, mesh.cp, world > max_world ? "more than " : "",
+                                    std::min(world, max_world)),
+                        fmt::format("must equal the cluster's {} GPUs ({})", gpus_,
+                                    NodesTimesGpus(c.nodes, c.node.gpus)));
+        }
+      }
+      if (mesh.dp > 0 && mesh.world() == gpus_) {
+        if (mesh.dp % mesh.ep != 0) {
+          problems_.Add("strategy.ep", std::to_string(mesh.ep),
+                        fmt::format("must divide dp = {} (expert-parallel groups are carved "
+                                    "out of the data-parallel ranks)",
+                                    mesh.dp));
+        } else {
+          mesh_ok_ = true;
+        }
+      }
+    }
+
+    // The strategy: a preset expanded on the mesh, or written out ("custom").
+    std::string preset = s.has_preset() ? s.preset() : "";
+    bool custom = preset.empty() || preset == "custom";
+    bool known = true;
+    std::vector<std::string> names = strategies::StrategyPresetNames();
+    names.push_back("custom");
+    if (custom && s.placements_size() == 0) {
+      problems_.Add("strategy.preset", s.has_preset() ? Quote(preset) : std::string(kUnset),
+                    "a strategy is required: name a preset (valid: " + JoinNames(names) +
+                        ") or write strategy.placements out with preset \"custom\"");
+      known = false;
+    } else if (!custom && std::find(names.begin(), names.end(), preset) == names.end()) {
+      problems_.Add("strategy.preset", Quote(preset),
+                    "unknown strategy preset; valid: " + JoinNames(names));
+      known = false;
+    }
+    strategies::StrategySpec& spec = out_.strategy;
+    if (!custom && known && mesh_ok_) {
+      StatusOr<strategies::StrategySpec> expanded =
+          strategies::ExpandStrategyPreset(preset, mesh, out_.cluster.node.gpus);
+      if (!expanded.ok()) {
+        problems_.AddStatus("strategy.preset", expanded.status());
+        known = false;
+      } else {
+        spec = *std::move(expanded);
+      }
+    } else {
+      spec = strategies::StrategySpec{};
+      spec.name = custom ? "custom" : preset;
+    }
+    spec.mesh = mesh;
+
+    if (s.has_rank_order()) {
+      StatusOr<topology::RankOrder> order = topology::ParseRankOrder(s.rank_order());
+      if (!order.ok()) {
+        problems_.Add("strategy.rank_order", Quote(s.rank_order()), order.status().message());
+      } else {
+        spec.rank_order = *order;
+      }
+    }
+    if (s.has_layers_per_unit()) spec.layers_per_unit = s.layers_per_unit();
+    InRange("strategy.layers_per_unit", spec.layers_per_unit, 1, 100'000);
+    if (s.has_shard_group_size()) spec.shard_group_size = s.shard_group_size();
+    if (InRange("strategy.shard_group_size", spec.shard_group_size, 0, max_world) && mesh_ok_ &&
+        spec.shard_group_size > 0 && mesh.dp % spec.shard_group_size != 0) {
+      problems_.Add(
+          "strategy.shard_group_size", std::to_string(spec.shard_group_size),
+          fmt::format("must divide dp = {} (or be 0: shard over the whole dp axis)", mesh.dp));
+    }
+    ResolvePlacements(custom && known);
+  }
+
+  void ResolvePlacements(bool written_out) {
+    const pb::Strategy& s = doc_.strategy();
+    strategies::StrategySpec& spec = out_.strategy;
+    std::array<int, topology::kNumAxes> seen;
+    seen.fill(-1);
+    std::array<std::array<bool, strategies::kNumStates>, topology::kNumAxes> placed{};
+    for (int i = 0; i < s.placements_size(); ++i) {
+      const pb::AxisPlacement& ap = s.placements(i);
+      const std::string p = fmt::format("strategy.placements[{}].", i);
+      Axis axis;
+      switch (ap.axis()) {
+        case pb::AXIS_DP:
+          axis = Axis::kData;
+          break;
+        case pb::AXIS_TP:
+          axis = Axis::kTensor;
+          break;
+        case pb::AXIS_PP:
+          axis = Axis::kPipeline;
+          break;
+        case pb::AXIS_CP:
+          axis = Axis::kContext;
+          break;
+        case pb::AXIS_EP:
+          axis = Axis::kExpert;
+          break;
+        default:
+          problems_.Add(p + "axis", kUnset,
+                        "must be set; valid: " + EnumNames(pb::Axis_descriptor(), false));
+          continue;
+      }
+      int a = static_cast<int>(axis);
+      if (seen[a] >= 0) {
+        problems_.Add(p + "axis", pb::Axis_Name(ap.axis()),
+                      fmt::format("already placed by strategy.placements[{}]; each axis "
+                                  "appears once",
+                                  seen[a]));
+        continue;
+      }
+      seen[a] = i;
+      const std::pair<const char*, const pb::StatePlacement*> states[] = {
+          {"params", ap.has_params() ? &ap.params() : nullptr},
+          {"optimizer", ap.has_optimizer() ? &ap.optimizer() : nullptr},
+          {"grads", ap.has_grads() ? &ap.grads() : nullptr},
+          {"activations", ap.has_activations() ? &ap.activations() : nullptr},
+      };
+      for (int st = 0; st < strategies::kNumStates; ++st) {
+        const pb::StatePlacement* sp = states[st].second;
+        if (sp == nullptr) continue;
+        const std::string sp_path = p + states[st].first;
+        strategies::Placement placement;
+        switch (sp->mode()) {
+          case pb::MODE_REPLICATED:
+            placement.mode = strategies::Mode::kReplicated;
+            break;
+          case pb::MODE_SHARDED:
+            placement.mode = strategies::Mode::kSharded;
+            break;
+          case pb::MODE_SHARDED_GATHER:
+            placement.mode = strategies::Mode::kShardedGather;
+            break;
+          case pb::MODE_MATERIALIZED:
+            placement.mode = strategies::Mode::kMaterialized;
+            break;
+          case pb::MODE_OFFLOADED:
+            placement.mode = strategies::Mode::kOffloaded;
+            break;
+          default:
+            if (written_out || sp->target() != pb::OFFLOAD_TARGET_UNSPECIFIED) {
+              problems_.Add(sp_path + ".mode", kUnset,
+                            "must be set; valid: " + EnumNames(pb::Mode_descriptor(), false));
+            }
+            continue;  // keeps the preset's placement
+        }
+        if (placement.mode == strategies::Mode::kOffloaded) {
+          placement.target = sp->target() == pb::OFFLOAD_TARGET_NVME
+                                 ? strategies::OffloadTarget::kNvme
+                                 : strategies::OffloadTarget::kHost;
+        } else if (sp->target() != pb::OFFLOAD_TARGET_UNSPECIFIED) {
+          problems_.Add(sp_path + ".target", pb::OffloadTarget_Name(sp->target()),
+                        "only with mode MODE_OFFLOADED");
+        }
+        spec.at(axis, static_cast<State>(st)) = placement;
+        placed[a][st] = true;
+      }
+    }
+    if (!written_out) return;
+    for (int a = 0; a < topology::kNumAxes; ++a) {
+      Axis axis = static_cast<Axis>(a);
+      int size = spec.mesh.size(axis);
+      if (size <= 1) continue;
+      std::vector<std::string> missing;
+      for (int st = 0; st < strategies::kNumStates; ++st) {
+        if (!placed[a][st]) missing.push_back(strategies::StateName(static_cast<State>(st)));
+      }
+      if (!missing.empty()) {
+        problems_.Add("strategy.placements",
+                      fmt::format("axis {} (size {})", topology::AxisName(axis), size),
+                      JoinNames(missing) +
+                          " not placed: a custom strategy places every state on every axis of "
+                          "size > 1");
+      }
+    }
+  }
+
+  const pb::Scenario& doc_;
+  std::string_view name_;
+  Problems problems_;
+  Scenario out_;
+  int64_t gpus_ = 0;  // nodes × gpus per node once both are valid, else 0
+  bool mesh_ok_ = false;
+};
+
+}  // namespace
+
+StatusOr<Scenario> ResolveScenario(const pb::Scenario& doc, std::string_view display_name) {
+  return Resolver(doc, display_name).Run();
+}
+
+}  // namespace placesim::sim::scenario_internal

@@ -1,0 +1,204 @@
+// End-to-end tests of the `placesim` command line, driven in-process through RunCli: exit
+// codes, output formats, and that bad input never leaves a half-written file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.h"
+
+namespace placesim::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Example(const std::string& name) {
+  return std::string(PLACESIM_SOURCE_DIR) + "/examples/" + name;
+}
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result RunPlacesim(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+int64_t ModelStateBytes(const nlohmann::json& j) {
+  return j["memory"]["params_bytes"].get<int64_t>() + j["memory"]["grads_bytes"].get<int64_t>() +
+         j["memory"]["optimizer_bytes"].get<int64_t>();
+}
+
+TEST(AnalyzeCommand, ReproducesTheZeroPaperModelStatesPerStage) {
+  // ZeRO (Rajbhandari et al. 2020), Figure 1: Ψ = 7.5e9, K = 12, N_d = 64, bf16/fp16 mixed
+  // precision (2Ψ params + 2Ψ grads + KΨ optimizer):
+  //   ddp    (2 + 2 + 12)Ψ           = 120 GB
+  //   zero1  (2 + 2)Ψ + 12Ψ/64       = 30e9 + 1.40625e9 = 31.40625 GB
+  //   zero2  2Ψ + (2 + 12)Ψ/64       = 15e9 + 1.640625e9 = 16.640625 GB
+  //   zero3  16Ψ/64                  = 1.875 GB
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"ddp", 120'000'000'000},
+      {"zero1", 31'406'250'000},
+      {"zero2", 16'640'625'000},
+      {"zero3", 1'875'000'000},
+  };
+  for (const auto& [preset, expected] : cases) {
+    Result r = RunPlacesim({"analyze", Example("zero-7.5b.textproto"), "--format", "json", "--set",
+                    "strategy.preset=" + preset});
+    ASSERT_EQ(r.code, kExitOk) << preset << ": " << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(ModelStateBytes(j), expected) << preset;
+    EXPECT_TRUE(j["correctness"]["ok"].get<bool>());
+  }
+}
+
+TEST(AnalyzeCommand, JsonHasTheDocumentedStableKeys) {
+  Result r = RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+                          "total_bytes", "fits"}) {
+    EXPECT_TRUE(j["memory"].contains(key)) << key;
+  }
+  EXPECT_TRUE(j["comm"].contains("bytes_per_device_per_step"));
+  EXPECT_TRUE(j["correctness"].contains("ok"));
+}
+
+TEST(AnalyzeCommand, TextAndJsonScenariosGiveIdenticalReports) {
+  Result text = RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
+  Result json = RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.json"), "--format", "json"});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_EQ(text.out, json.out);
+}
+
+TEST(AnalyzeCommand, RunsAreByteIdentical) {
+  for (const char* format : {"table", "json", "csv"}) {
+    Result a = RunPlacesim({"analyze", Example("gpt3-175b-tp8-pp8.textproto"), "--format", format});
+    Result b = RunPlacesim({"analyze", Example("gpt3-175b-tp8-pp8.textproto"), "--format", format});
+    EXPECT_EQ(a.code, kExitOk) << a.err;
+    EXPECT_EQ(a.out, b.out) << format;
+  }
+}
+
+TEST(AnalyzeCommand, CsvHasAHeaderAndOneRowPerPipelineStage) {
+  // GPT-3 175B on pp = 8: eight rank roles (one per stage), plus the header row.
+  Result r = RunPlacesim({"analyze", Example("gpt3-175b-tp8-pp8.textproto"), "--format", "csv"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 9);
+}
+
+TEST(AnalyzeCommand, AnIncorrectStrategyPrintsTheReportAndExitsThree) {
+  // Gradients sharded over dp while the optimizer is replicated: each device would update
+  // the full parameters from a gradient it holds only a shard of — gradient integrity fails.
+  std::string path = WriteTemp("bad-placement.textproto", R"pb(
+    cluster { node_preset: "DGX-H100" nodes: 1 }
+    model { preset: "llama2-7b" }
+    training { micro_batch: 1 global_batch: 8 }
+    strategy {
+      preset: "custom"
+      placements {
+        axis: AXIS_DP
+        params { mode: MODE_REPLICATED }
+        optimizer { mode: MODE_REPLICATED }
+        grads { mode: MODE_SHARDED }
+        activations { mode: MODE_REPLICATED }
+      }
+    }
+  )pb");
+  Result r = RunPlacesim({"analyze", path, "--format", "json"});
+  EXPECT_EQ(r.code, kExitIncorrectStrategy) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["correctness"]["ok"].get<bool>());
+  EXPECT_THAT(r.out, HasSubstr("grads"));
+}
+
+TEST(AnalyzeCommand, BadInputExitsTwoWithTheReason) {
+  Result missing = RunPlacesim({"analyze", Example("no-such-file.textproto")});
+  EXPECT_EQ(missing.code, kExitBadInput);
+  EXPECT_THAT(missing.err, HasSubstr("no-such-file.textproto"));
+
+  Result bad_set = RunPlacesim({"analyze", Example("zero-7.5b.textproto"), "--set", "cluster.nodez=3"});
+  EXPECT_EQ(bad_set.code, kExitBadInput);
+  EXPECT_THAT(bad_set.err, HasSubstr("nodez"));
+
+  Result bad_format = RunPlacesim({"analyze", Example("zero-7.5b.textproto"), "--format", "xml"});
+  EXPECT_EQ(bad_format.code, kExitBadInput);
+  EXPECT_THAT(bad_format.err, HasSubstr("valid: table, json, csv"));
+
+  Result no_scenario = RunPlacesim({"analyze"});
+  EXPECT_EQ(no_scenario.code, kExitBadInput);
+
+  Result unknown_flag = RunPlacesim({"analyze", Example("zero-7.5b.textproto"), "--frobnicate"});
+  EXPECT_EQ(unknown_flag.code, kExitBadInput);
+  EXPECT_THAT(unknown_flag.err, HasSubstr("frobnicate"));
+}
+
+TEST(Cli, UnknownCommandListsTheValidOnes) {
+  Result r = RunPlacesim({"simulat"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("unknown command \"simulat\"; valid: analyze, topology, presets"));
+  EXPECT_EQ(RunPlacesim({}).code, kExitBadInput);
+  EXPECT_EQ(RunPlacesim({"--help"}).code, kExitOk);
+}
+
+TEST(TopologyCommand, WritesTheDotFileAndASummary) {
+  std::string dot = ::testing::TempDir() + "/cluster.dot";
+  std::filesystem::remove(dot);
+  Result r = RunPlacesim({"topology", Example("llama3-70b-tp8-zero1.textproto"), "--dot", dot});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("64"));  // 8 DGX-H100 nodes x 8 GPUs
+  std::ifstream f(dot);
+  std::stringstream contents;
+  contents << f.rdbuf();
+  EXPECT_THAT(contents.str(), HasSubstr("digraph"));
+  EXPECT_FALSE(std::filesystem::exists(dot + ".tmp"));
+}
+
+TEST(TopologyCommand, JsonCountsEveryGpu) {
+  // 8 DGX-H100 nodes of 8 GPUs.
+  Result r = RunPlacesim({"topology", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["gpus"].get<int>(), 64);
+  EXPECT_EQ(j["nodes"].get<int>(), 8);
+}
+
+TEST(TopologyCommand, AnInvalidScenarioLeavesNoDotFile) {
+  std::string dot = ::testing::TempDir() + "/never.dot";
+  std::filesystem::remove(dot);
+  Result r =
+      RunPlacesim({"topology", Example("zero-7.5b.textproto"), "--set", "cluster.nodes=0", "--dot", dot});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("cluster.nodes"));
+  EXPECT_FALSE(std::filesystem::exists(dot));
+}
+
+TEST(PresetsCommand, ListsEveryGroupInJson) {
+  Result r = RunPlacesim({"presets", "--format", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* group : {"devices", "nodes", "models", "strategies"}) {
+    ASSERT_TRUE(j.contains(group)) << group;
+    EXPECT_FALSE(j[group].empty()) << group;
+    for (const auto& e : j[group]) EXPECT_FALSE(e["description"].get<std::string>().empty());
+  }
+}
+
+}  // namespace
+}  // namespace placesim::sim

@@ -1,0 +1,278 @@
+// `--set FIELD.PATH=VALUE` overrides through reflection: every scalar type, indexed repeated
+// fields, overrides over presets, and every kind of bad override with its message.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/units.h"
+#include "sim/scenario/scenario.h"
+#include "tests/sim/scenario_test_util.h"
+
+namespace placesim::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::SourcePath;
+
+// 2 × DGX-H100 = 16 GPUs; tp 8, so dp is derived as 2.
+constexpr std::string_view kBase = R"pb(
+  cluster { node_preset: "DGX-H100" nodes: 2 }
+  model { preset: "llama3-8b" }
+  training { micro_batch: 1 }
+  strategy { preset: "zero1" tp: 8 }
+)pb";
+
+StatusOr<Scenario> Load(const std::vector<std::string>& overrides) {
+  return LoadScenarioText(kBase, ScenarioFormat::kTextProto, overrides);
+}
+
+std::string OverrideError(const std::string& path, const std::string& value) {
+  StatusOr<ScenarioDocument> doc = ScenarioDocument::Parse(kBase, ScenarioFormat::kTextProto);
+  if (!doc.ok()) return "parse failed: " + doc.status().message();
+  Status s = doc->ApplyOverride(path, value);
+  return s.ok() ? "OK" : s.message();
+}
+
+TEST(ScenarioOverride, SetsAnIntAndTheMeshFollows) {
+  // 4 nodes × 8 GPUs = 32 GPUs; tp 8 leaves dp = 4.
+  StatusOr<Scenario> s = Load({"cluster.nodes=4"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.nodes, 4);
+  EXPECT_EQ(s->strategy.mesh.dp, 4);
+  // global_batch defaults to micro_batch × dp = 1 × 4.
+  EXPECT_EQ(s->training.global_batch, 4);
+}
+
+TEST(ScenarioOverride, SetsADouble) {
+  StatusOr<Scenario> s = Load({"cluster.fabric.oversubscription=2.5"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_DOUBLE_EQ(s->cluster.fabric.oversubscription, 2.5);
+}
+
+TEST(ScenarioOverride, SetsABoolInAnyCase) {
+  StatusOr<Scenario> s = Load({"training.sequence_parallel=TRUE"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->training.sequence_parallel);
+  s = Load({"training.sequence_parallel=true", "training.sequence_parallel=false"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->training.sequence_parallel);
+}
+
+TEST(ScenarioOverride, SetsAnEnumByShortOrFullName) {
+  StatusOr<Scenario> s = Load({"training.recompute=full"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.recompute, strategies::Recompute::kFull);
+  s = Load({"training.recompute=RECOMPUTE_SELECTIVE"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.recompute, strategies::Recompute::kSelective);
+  // '-' reads as '_', any case.
+  s = Load({"training.pipeline_schedule=Interleaved-1F1B"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.pipeline_schedule, strategies::PipelineSchedule::kInterleaved1F1B);
+}
+
+TEST(ScenarioOverride, SetsAStringQuotedOrNot) {
+  StatusOr<Scenario> s = Load({"strategy.preset=zero3"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->strategy.name, "zero3");
+  s = Load({"strategy.preset=\"zero2\""});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->strategy.name, "zero2");
+  s = Load({"name='what if'"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->name, "what if");
+}
+
+TEST(ScenarioOverride, SetsAUnitStringOverThePreset) {
+  // DGX-H100 ships 400 Gb/s NICs; 800 Gb/s = 100 GB/s.
+  StatusOr<Scenario> s = Load({"cluster.node.nic_bandwidth=800 Gb/s"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.node.nic_bandwidth, Gbps(800));
+  EXPECT_DOUBLE_EQ(s->cluster.node.nic_bandwidth.ToGBps(), 100.0);
+  // The rest of the preset is untouched.
+  EXPECT_EQ(s->cluster.node.nvlink_bandwidth, GBps(450));
+}
+
+TEST(ScenarioOverride, OverridesAPresetGpuField) {
+  StatusOr<Scenario> s = Load({"cluster.node.gpu.hbm_capacity=141 GB"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.node.gpu.hbm_capacity, GB(141));
+  EXPECT_EQ(s->cluster.node.gpu.hbm_bandwidth, GBps(3350));  // still the H100's
+  // The preset keeps its name; its description says what changed.
+  EXPECT_EQ(s->cluster.node.gpu.name, "H100-SXM-80GB");
+  EXPECT_THAT(s->cluster.node.gpu.description, HasSubstr("; overridden: hbm_capacity"));
+  EXPECT_THAT(s->cluster.node.description, Not(HasSubstr("overridden")));
+}
+
+TEST(ScenarioOverride, AZeroOverrideIsToldApartFromUnset) {
+  // The preset has NVMe; an explicit "0 B" removes it (proto3 optional presence).
+  StatusOr<Scenario> s = Load({"cluster.node.nvme_capacity=0 B"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.node.nvme_capacity, Bytes::Zero());
+  // dp = 0 means "derive it": 16 / 8 = 2.
+  s = Load({"strategy.dp=0"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->strategy.mesh.dp, 2);
+}
+
+TEST(ScenarioOverride, SetsAnIndexedRepeatedField) {
+  StatusOr<Scenario> s =
+      LoadScenarioFile(SourcePath("examples/explicit-2gpu.textproto"),
+                       {"cluster.links[0].bandwidth=100 GB/s", "cluster.vertices[3].name=dram",
+                        "cluster.links[3].to=dram"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.links[0].bandwidth, GBps(100));
+  EXPECT_EQ(s->cluster.vertices[3].name, "dram");
+  EXPECT_EQ(s->cluster.links[3].to, "dram");
+}
+
+TEST(ScenarioOverride, CreatesSubMessagesOnDemand) {
+  StatusOr<ScenarioDocument> doc = ScenarioDocument::Parse(
+      "cluster { node_preset: \"DGX-A100\" } model { preset: \"llama2-7b\" }",
+      ScenarioFormat::kTextProto);
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  ASSERT_TRUE(doc->ApplyOverrides({"strategy.preset=zero3", "strategy.placements_dummy=1"})
+                  .message()
+                  .find("placements_dummy") != std::string::npos);
+  // The good override applied, the bad one was reported.
+  StatusOr<Scenario> s = doc->Resolve();
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->strategy.name, "zero3");
+  EXPECT_EQ(s->strategy.mesh.dp, 8);
+}
+
+TEST(ScenarioOverride, UnknownFieldListsTheValidNamesAtThatLevel) {
+  EXPECT_EQ(OverrideError("cluster.nodez", "3"),
+            "cluster.nodez: unknown field \"nodez\" in cluster; valid: node_preset, node, nodes, "
+            "fabric, vertices, links");
+  EXPECT_EQ(OverrideError("clustr.nodes", "3"),
+            "clustr.nodes: unknown field \"clustr\" in the scenario; valid: name, description, "
+            "cluster, model, training, strategy");
+}
+
+TEST(ScenarioOverride, AMessageIsNotAScalar) {
+  EXPECT_EQ(OverrideError("cluster.fabric", "3"),
+            "cluster.fabric: cluster.fabric is a message, not a scalar; set one of its fields: "
+            "kind, switch_radix, oversubscription, link_bandwidth, switch_latency");
+}
+
+TEST(ScenarioOverride, AScalarHasNoSubfields) {
+  EXPECT_EQ(OverrideError("cluster.nodes.count", "3"),
+            "cluster.nodes.count: cluster.nodes is a scalar and has no field \"count\"");
+}
+
+TEST(ScenarioOverride, OutOfRangeIntNamesTheFieldValueAndRange) {
+  EXPECT_EQ(OverrideError("cluster.nodes", "99999999999"),
+            "cluster.nodes: 99999999999: out of range: must be an integer from -2147483648 to "
+            "2147483647");
+  EXPECT_EQ(OverrideError("model.parameter_count", "99999999999999999999"),
+            "model.parameter_count: 99999999999999999999: out of range: must be an integer from "
+            "-9223372036854775808 to 9223372036854775807");
+}
+
+TEST(ScenarioOverride, NonDecimalIntIsRefused) {
+  EXPECT_EQ(OverrideError("cluster.nodes", "1e3"),
+            "cluster.nodes: \"1e3\": must be an integer from -2147483648 to 2147483647 written "
+            "in decimal digits");
+  EXPECT_EQ(OverrideError("cluster.nodes", "abc"),
+            "cluster.nodes: \"abc\": must be an integer from -2147483648 to 2147483647 written "
+            "in decimal digits");
+  EXPECT_EQ(OverrideError("cluster.nodes", ""),
+            "cluster.nodes: \"\": must be an integer from -2147483648 to 2147483647 written in "
+            "decimal digits");
+}
+
+TEST(ScenarioOverride, BadDoubleIsRefused) {
+  EXPECT_EQ(OverrideError("cluster.fabric.oversubscription", "two"),
+            "cluster.fabric.oversubscription: \"two\": must be a finite decimal number, e.g. 0.5");
+  EXPECT_EQ(OverrideError("cluster.fabric.oversubscription", "1e999"),
+            "cluster.fabric.oversubscription: \"1e999\": must be a finite decimal number, e.g. "
+            "0.5");
+}
+
+TEST(ScenarioOverride, BadBoolIsRefused) {
+  EXPECT_EQ(OverrideError("training.sequence_parallel", "yes"),
+            "training.sequence_parallel: \"yes\": must be true or false");
+}
+
+TEST(ScenarioOverride, BadEnumListsShortNames) {
+  EXPECT_EQ(OverrideError("training.recompute", "sometimes"),
+            "training.recompute: \"sometimes\": unknown value; valid: none, selective, full");
+  EXPECT_EQ(OverrideError("training.recompute", "unspecified"),
+            "training.recompute: \"unspecified\": unknown value; valid: none, selective, full");
+}
+
+TEST(ScenarioOverride, RepeatedIndexMustExist) {
+  EXPECT_EQ(OverrideError("cluster.links[3].bandwidth", "1 GB/s"),
+            "cluster.links[3].bandwidth: index 3 is out of range: cluster.links has 0 elements");
+  EXPECT_EQ(OverrideError("cluster.links.bandwidth", "1 GB/s"),
+            "cluster.links.bandwidth: cluster.links is a list: index one element, e.g. links[0]");
+  EXPECT_EQ(OverrideError("cluster[0].nodes", "1"),
+            "cluster[0].nodes: cluster is not a list and takes no index");
+  EXPECT_EQ(OverrideError("cluster.links[x].bandwidth", "1"),
+            "cluster.links[x].bandwidth: bad index \"x\": must be a non-negative integer");
+}
+
+TEST(ScenarioOverride, MalformedPathsAreRefused) {
+  EXPECT_EQ(OverrideError("cluster..nodes", "1"),
+            "cluster..nodes: \"\" is not a field name: a path is dotted field names, e.g. "
+            "cluster.node.gpus or cluster.links[0].bandwidth");
+  EXPECT_EQ(OverrideError("", "1"),
+            "empty field path: an override is FIELD.PATH=VALUE, e.g. cluster.nodes=32");
+}
+
+TEST(ScenarioOverride, AssignmentNeedsAnEqualsSign) {
+  StatusOr<Scenario> s = Load({"cluster.nodes"});
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("\"cluster.nodes\": an override is FIELD.PATH=VALUE, e.g. "
+                        "cluster.nodes=32"));
+}
+
+TEST(ScenarioOverride, EveryBadOverrideIsReportedAtOnce) {
+  StatusOr<Scenario> s = Load({"cluster.nodez=1", "strategy.tp=x", "cluster.nodes=4"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("bad --set override:\n"));
+  EXPECT_THAT(s.status().message(), HasSubstr("cluster.nodez: unknown field"));
+  EXPECT_THAT(s.status().message(), HasSubstr("strategy.tp: \"x\""));
+}
+
+TEST(ScenarioOverride, AFailedOverrideLeavesTheDocumentUnchanged) {
+  StatusOr<ScenarioDocument> doc = ScenarioDocument::Parse(kBase, ScenarioFormat::kTextProto);
+  ASSERT_TRUE(doc.ok());
+  std::string before = doc->ToTextProto();
+  // The path is fine up to the value: nothing may be created along it.
+  EXPECT_FALSE(doc->ApplyOverride("cluster.fabric.switch_radix", "lots").ok());
+  EXPECT_FALSE(doc->ApplyOverride("training.nothing", "1").ok());
+  EXPECT_EQ(doc->ToTextProto(), before);
+}
+
+TEST(ScenarioOverride, CopiesAreIndependentForSweeps) {
+  StatusOr<ScenarioDocument> base = ScenarioDocument::Parse(kBase, ScenarioFormat::kTextProto);
+  ASSERT_TRUE(base.ok());
+  std::vector<int64_t> dps;
+  for (int nodes : {1, 2, 4}) {
+    ScenarioDocument point = *base;
+    ASSERT_TRUE(point.ApplyOverride("cluster.nodes", std::to_string(nodes)).ok());
+    StatusOr<Scenario> s = point.Resolve();
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    dps.push_back(s->strategy.mesh.dp);
+  }
+  // nodes × 8 GPUs / tp 8 = nodes.
+  EXPECT_EQ(dps, (std::vector<int64_t>{1, 2, 4}));
+  StatusOr<Scenario> unchanged = base->Resolve();
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_EQ(unchanged->cluster.nodes, 2);
+}
+
+TEST(ScenarioOverride, AcceptsTheJsonCamelCaseName) {
+  StatusOr<Scenario> s = Load({"training.microBatch=2"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.micro_batch, 2);
+}
+
+}  // namespace
+}  // namespace placesim::sim

@@ -1,0 +1,652 @@
+// One test per validation rule, asserting the exact message line ("PATH: VALUE: RULE"), plus
+// the reporting rules: every problem at once, a header naming the input, a bounded list.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/errors.h"
+#include "sim/scenario/scenario.h"
+#include "strategies/presets.h"
+#include "topology/presets.h"
+
+namespace placesim::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A valid scenario: 2 × DGX-H100 = 16 GPUs, llama3-8b, zero1 with tp 8 (dp derived = 2).
+constexpr std::string_view kBase = R"pb(
+  cluster { node_preset: "DGX-H100" nodes: 2 }
+  model { preset: "llama3-8b" }
+  training { micro_batch: 1 global_batch: 16 }
+  strategy { preset: "zero1" tp: 8 }
+)pb";
+
+// The error message for kBase (or `text`) with `overrides`; "OK" when it resolves.
+std::string Error(const std::vector<std::string>& overrides, std::string_view text = kBase) {
+  StatusOr<Scenario> s = LoadScenarioText(text, ScenarioFormat::kTextProto, overrides, "t");
+  if (s.ok()) return "OK";
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  return s.status().message();
+}
+
+TEST(ScenarioValidation, BaseScenarioIsValid) { EXPECT_EQ(Error({}), "OK"); }
+
+TEST(ScenarioValidation, MessageHasAHeaderAndOneProblemPerLine) {
+  EXPECT_EQ(Error({"cluster.nodes=0"}),
+            "t: 1 problem in the scenario:\n"
+            "cluster.nodes: 0: must be between 1 and 65536");
+}
+
+TEST(ScenarioValidation, EveryProblemIsReportedAtOnce) {
+  std::string e = Error({"cluster.nodes=0", "model.preset=gpt5", "training.micro_batch=0"});
+  EXPECT_THAT(e, HasSubstr("t: 3 problems in the scenario:"));
+  EXPECT_THAT(e, HasSubstr("cluster.nodes: 0: must be between"));
+  EXPECT_THAT(e, HasSubstr("model.preset: \"gpt5\": unknown model preset"));
+  EXPECT_THAT(e, HasSubstr("training.micro_batch: 0: must be between 1 and 1000000"));
+}
+
+// ----------------------------------------------------------------------------- cluster
+TEST(ScenarioValidation, ClusterIsRequired) {
+  std::string e = Error({}, "model { preset: \"llama3-8b\" } strategy { preset: \"ddp\" }");
+  EXPECT_THAT(e, HasSubstr("cluster: (unset): a cluster is required: set cluster.node_preset "
+                           "(valid: " +
+                           JoinNames(topology::NodePresetNames()) +
+                           ") or describe cluster.node (gpus and a GPU)"));
+}
+
+TEST(ScenarioValidation, EmptyClusterIsReportedAsMissing) {
+  EXPECT_THAT(Error({},
+                    "cluster { nodes: 2 } model { preset: \"llama3-8b\" } "
+                    "strategy { preset: \"ddp\" }"),
+              HasSubstr("cluster: (unset): a cluster is required"));
+}
+
+TEST(ScenarioValidation, EnumNumbersOutsideTheEnumAreRefused) {
+  // Proto3 enums are open, so the text parser accepts 99; validation does not.
+  std::string e = Error({}, R"pb(
+    cluster {
+      node_preset: "DGX-H100"
+      fabric { kind: 7 }
+    }
+    model { preset: "llama3-8b" }
+    training { recompute: 99 }
+    strategy { preset: "ddp" })pb");
+  EXPECT_THAT(e, HasSubstr("cluster.fabric.kind: 7: not a value of the enum; valid: "
+                           "FABRIC_KIND_SINGLE_NODE"));
+  EXPECT_THAT(e, HasSubstr("training.recompute: 99: not a value of the enum; valid: "
+                           "RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL"));
+}
+
+TEST(ScenarioValidation, UnknownNodePresetListsValidNames) {
+  EXPECT_THAT(Error({"cluster.node_preset=DGX-H900"}),
+              HasSubstr("cluster.node_preset: \"DGX-H900\": unknown node preset; valid: " +
+                        JoinNames(topology::NodePresetNames())));
+  EXPECT_THAT(JoinNames(topology::NodePresetNames()), HasSubstr("DGX-A100, DGX-H100"));
+}
+
+TEST(ScenarioValidation, UnknownGpuPresetListsValidNames) {
+  EXPECT_THAT(Error({"cluster.node.gpu_preset=H300"}),
+              HasSubstr("cluster.node.gpu_preset: \"H300\": unknown GPU preset; valid: " +
+                        JoinNames(topology::DevicePresetNames())));
+}
+
+TEST(ScenarioValidation, CustomNodeNeedsGpus) {
+  std::string e = Error({}, R"pb(
+    cluster { node { gpu_preset: "H100-SXM-80GB" } }
+    model { preset: "llama3-8b" }
+    strategy { preset: "ddp" })pb");
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpus: (unset): required without a node preset: GPUs "
+                           "per node, between 1 and 1024"));
+}
+
+TEST(ScenarioValidation, CustomGpuMustBeWrittenOut) {
+  std::string e = Error({}, R"pb(
+    cluster {
+      node {
+        gpus: 1
+        gpu { hbm_capacity: "80 GiB" }
+      }
+    }
+    model { preset: "llama3-8b" }
+    strategy { preset: "ddp" })pb");
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu: (incomplete): without a GPU preset the GPU must "
+                           "be written out; missing: hbm_bandwidth, a peak rate (peak_bf16, "
+                           "...), matmul_efficiency, memory_efficiency; or set "
+                           "cluster.node.gpu_preset"));
+}
+
+TEST(ScenarioValidation, CustomNodeMissingGpusAndGpuReportsBoth) {
+  std::string e = Error({}, R"pb(
+    cluster { node { nics: 1 } }
+    model { preset: "llama3-8b" }
+    strategy { preset: "ddp" })pb");
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpus: (unset): required without a node preset"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu: (incomplete): without a GPU preset the GPU must "
+                           "be written out; missing: hbm_capacity, hbm_bandwidth"));
+}
+
+TEST(ScenarioValidation, FullyWrittenCustomGpuIsValid) {
+  StatusOr<Scenario> s =
+      LoadScenarioText(R"pb(
+                         cluster {
+                           node {
+                             gpus: 4
+                             nvlink_bandwidth: "100 GB/s"
+                             gpu {
+                               hbm_capacity: "64 GiB"
+                               hbm_bandwidth: "1.6 TB/s"
+                               peak_bf16: "400 TFLOP/s"
+                               matmul_efficiency: 0.6
+                               memory_efficiency: 0.8
+                             }
+                           }
+                         }
+                         model { layers: 2 hidden: 256 heads: 4 vocab: 1000 seq_len: 128 }
+                         strategy { preset: "ddp" })pb",
+                       ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.node.gpu.name, "custom");
+  EXPECT_EQ(s->cluster.node.gpu.hbm_capacity, GiB(64));
+  // Defaults for a custom architecture: kv_heads = heads, ffn_hidden = 4 × hidden.
+  EXPECT_EQ(s->model.transformer.kv_heads, 4);
+  EXPECT_EQ(s->model.transformer.ffn_hidden, 1024);
+  EXPECT_EQ(s->strategy.mesh.dp, 4);
+}
+
+TEST(ScenarioValidation, UnitStringsAreParsedStrictlyWithTheirPath) {
+  std::string e = Error({"cluster.node.nvlink_bandwidth=450 GBs",
+                         "cluster.node.gpu.hbm_capacity=80", "cluster.node.nic_latency=5 sec"});
+  EXPECT_THAT(e, HasSubstr("cluster.node.nvlink_bandwidth: \"450 GBs\": unknown unit \"GBs\" "
+                           "for a bandwidth; valid: B/s"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.hbm_capacity: \"80\" has no unit"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.nic_latency: \"5 sec\": unknown unit \"sec\""));
+}
+
+TEST(ScenarioValidation, OverlongUnitStringIsRefusedBeforeParsing) {
+  std::string e = Error({"cluster.node.nic_bandwidth=" + std::string(100, '9') + " Gb/s"});
+  EXPECT_THAT(e, HasSubstr("cluster.node.nic_bandwidth: \"999"));
+  EXPECT_THAT(e, HasSubstr("...\": too long for a quantity (at most 64 characters)"));
+}
+
+TEST(ScenarioValidation, NodesMustBeBetween1And65536) {
+  EXPECT_THAT(Error({"cluster.nodes=0"}),
+              HasSubstr("cluster.nodes: 0: must be between 1 and 65536"));
+  EXPECT_THAT(Error({"cluster.nodes=-3"}),
+              HasSubstr("cluster.nodes: -3: must be between 1 and 65536"));
+}
+
+TEST(ScenarioValidation, AMillionNodesIsRefusedWithoutBuildingAnything) {
+  // Only the count is checked: nothing proportional to the node count is allocated.
+  std::string e = Error({"cluster.nodes=1000000"});
+  EXPECT_THAT(e, HasSubstr("cluster.nodes: 1000000: must be between 1 and 65536"));
+  EXPECT_THAT(e, HasSubstr("1 problem"));  // the mesh check is skipped, not cascaded
+}
+
+TEST(ScenarioValidation, GpusPerNodeMustBeBetween1And1024) {
+  EXPECT_THAT(Error({"cluster.node.gpus=0"}),
+              HasSubstr("cluster.node.gpus: 0: must be between 1 and 1024"));
+  EXPECT_THAT(Error({"cluster.node.gpus=2000"}),
+              HasSubstr("cluster.node.gpus: 2000: must be between 1 and 1024"));
+}
+
+TEST(ScenarioValidation, EfficienciesMustBeInZeroToOne) {
+  std::string e =
+      Error({"cluster.node.gpu.matmul_efficiency=0", "cluster.node.gpu.memory_efficiency=1.5"});
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.matmul_efficiency: 0: must be in (0, 1]"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.memory_efficiency: 1.5: must be in (0, 1]"));
+  EXPECT_EQ(Error({"cluster.node.gpu.matmul_efficiency=1"}), "OK");
+}
+
+TEST(ScenarioValidation, HbmMustBePositive) {
+  std::string e =
+      Error({"cluster.node.gpu.hbm_capacity=0 GB", "cluster.node.gpu.hbm_bandwidth=0 GB/s"});
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.hbm_capacity: 0.00 B: must be > 0"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.hbm_bandwidth: "));
+}
+
+TEST(ScenarioValidation, SomePeakRateMustBePositive) {
+  std::vector<std::string> zero;
+  for (const char* p : {"fp32", "tf32", "bf16", "fp16", "fp8"}) {
+    zero.push_back(std::string("cluster.node.gpu.peak_") + p + "=0 TFLOP/s");
+  }
+  EXPECT_THAT(Error(zero), HasSubstr("cluster.node.gpu.peak_bf16: all peak rates are 0: at "
+                                     "least one of peak_fp32, peak_tf32, peak_bf16, peak_fp16, "
+                                     "peak_fp8 must be > 0"));
+}
+
+TEST(ScenarioValidation, CountsOfNodePartsAreBounded) {
+  std::string e = Error({"cluster.node.nics=-1", "cluster.node.nvswitches=5000"});
+  EXPECT_THAT(e, HasSubstr("cluster.node.nics: -1: must be between 0 and 1024"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.nvswitches: 5000: must be between 0 and 1024"));
+}
+
+TEST(ScenarioValidation, MultiNodeClusterNeedsNics) {
+  std::string e = Error({"cluster.node.nics=0", "cluster.node.nic_bandwidth=0 Gb/s"});
+  EXPECT_THAT(e, HasSubstr("cluster.node.nics: 0: a cluster of 2 nodes needs at least 1 NIC "
+                           "per node"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.nic_bandwidth: 0.00 B/s: must be > 0 in a cluster of 2 "
+                           "nodes"));
+}
+
+TEST(ScenarioValidation, GpusOfANodeNeedALink) {
+  EXPECT_THAT(Error({"cluster.node.nvlink_bandwidth=0 GB/s", "cluster.node.pcie_bandwidth=0 GB/s"}),
+              HasSubstr("cluster.node.nvlink_bandwidth: 0.00 B/s: the 8 GPUs of a node need "
+                        "NVLink or PCIe bandwidth > 0 to reach each other"));
+}
+
+// ------------------------------------------------------------------------------ fabric
+TEST(ScenarioValidation, OversubscriptionMustBeAtLeastOne) {
+  EXPECT_THAT(Error({"cluster.fabric.oversubscription=0.5"}),
+              HasSubstr("cluster.fabric.oversubscription: 0.5: must be at least 1 (1 = "
+                        "non-blocking, 2 = 2:1 oversubscribed)"));
+}
+
+TEST(ScenarioValidation, SwitchRadixIsBounded) {
+  EXPECT_THAT(Error({"cluster.fabric.switch_radix=1"}),
+              HasSubstr("cluster.fabric.switch_radix: 1: must be between 2 and 65536"));
+}
+
+TEST(ScenarioValidation, FabricLinkBandwidthMustBePositiveWhenSet) {
+  EXPECT_THAT(Error({"cluster.fabric.link_bandwidth=0 Gb/s"}),
+              HasSubstr("cluster.fabric.link_bandwidth: \"0 Gb/s\": must be > 0 (leave it "
+                        "unset to use the NIC bandwidth)"));
+}
+
+TEST(ScenarioValidation, SingleNodeFabricNeedsOneNode) {
+  EXPECT_THAT(Error({"cluster.fabric.kind=single_node"}),
+              HasSubstr("cluster.fabric.kind: FABRIC_KIND_SINGLE_NODE: needs cluster.nodes = 1, "
+                        "but it is 2; use FABRIC_KIND_FAT_TREE or FABRIC_KIND_RAIL_OPTIMIZED"));
+}
+
+TEST(ScenarioValidation, FabricDefaultsFollowTheNodeCount) {
+  StatusOr<Scenario> one = LoadScenarioText(kBase, ScenarioFormat::kTextProto,
+                                            {"cluster.nodes=1", "training.global_batch=1"});
+  StatusOr<Scenario> two = LoadScenarioText(kBase, ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_EQ(one->cluster.fabric.kind, topology::FabricKind::kSingleNode);
+  EXPECT_EQ(two->cluster.fabric.kind, topology::FabricKind::kFatTree);
+  EXPECT_EQ(two->cluster.fabric.switch_radix, 64);
+  EXPECT_EQ(two->cluster.fabric.oversubscription, 1.0);
+}
+
+// ---------------------------------------------------------------------- explicit graph
+constexpr std::string_view kGraphHead = R"pb(
+  model { preset: "llama2-7b" }
+  strategy { preset: "zero3" }
+  cluster { node { gpu_preset: "H100-SXM-80GB" gpus: 2 }
+            fabric { kind: FABRIC_KIND_EXPLICIT }
+)pb";
+
+std::string GraphError(std::string_view graph) {
+  std::string text(kGraphHead);
+  text += graph;
+  text += "}";
+  return Error({}, text);
+}
+
+TEST(ScenarioValidation, ExplicitGraphNeedsExplicitKind) {
+  EXPECT_THAT(Error({}, R"pb(
+                cluster {
+                  node_preset: "DGX-H100"
+                  vertices { name: "a" kind: VERTEX_KIND_GPU }
+                }
+                model { preset: "llama3-8b" }
+                strategy { preset: "ddp" })pb"),
+              HasSubstr("cluster.vertices: 1 vertices, 0 links: an explicit graph needs "
+                        "cluster.fabric.kind: FABRIC_KIND_EXPLICIT"));
+}
+
+TEST(ScenarioValidation, ExplicitKindNeedsAGraph) {
+  EXPECT_THAT(GraphError(""), HasSubstr("cluster.vertices: 0 vertices, 0 links: "
+                                        "FABRIC_KIND_EXPLICIT needs the graph: at least one "
+                                        "vertex and one link"));
+}
+
+constexpr std::string_view kGoodGraph = R"pb(
+  vertices { name: "g0" kind: VERTEX_KIND_GPU }
+  vertices { name: "g1" kind: VERTEX_KIND_GPU }
+  links { from: "g0" to: "g1" bandwidth: "100 GB/s" }
+)pb";
+
+TEST(ScenarioValidation, ExplicitGraphIsConverted) {
+  std::string text(kGraphHead);
+  text += kGoodGraph;
+  text += "}";
+  StatusOr<Scenario> s = LoadScenarioText(text, ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->cluster.links.size(), 1u);
+  EXPECT_EQ(s->cluster.links[0].kind, topology::LinkKind::kNetwork);  // the default
+  EXPECT_TRUE(s->cluster.links[0].full_duplex);                       // the default
+  EXPECT_EQ(s->cluster.links[0].latency, Duration::Zero());
+}
+
+TEST(ScenarioValidation, VertexNamesAreUniqueAndNonEmpty) {
+  std::string e = GraphError(std::string(kGoodGraph) + R"pb(
+    vertices { name: "g0" kind: VERTEX_KIND_NIC }
+    vertices { name: "" kind: VERTEX_KIND_NIC })pb");
+  EXPECT_THAT(e, HasSubstr("cluster.vertices[2].name: \"g0\": duplicate: already the name of "
+                           "cluster.vertices[0]"));
+  EXPECT_THAT(e, HasSubstr("cluster.vertices[3].name: \"\": must not be empty"));
+}
+
+TEST(ScenarioValidation, VertexKindIsRequired) {
+  EXPECT_THAT(GraphError(std::string(kGoodGraph) + "vertices { name: \"x\" }"),
+              HasSubstr("cluster.vertices[2].kind: VERTEX_KIND_UNSPECIFIED: must be set; valid: "
+                        "VERTEX_KIND_GPU, VERTEX_KIND_NVSWITCH"));
+}
+
+TEST(ScenarioValidation, VertexNodeMustExist) {
+  EXPECT_THAT(GraphError(std::string(kGoodGraph) +
+                         "vertices { name: \"x\" kind: VERTEX_KIND_NIC node: 1 }"),
+              HasSubstr("cluster.vertices[2].node: 1: must be between 0 and 0"));
+}
+
+TEST(ScenarioValidation, LinksJoinExistingDistinctVertices) {
+  std::string e = GraphError(std::string(kGoodGraph) + R"pb(
+    links { from: "g0" to: "nowhere" bandwidth: "1 GB/s" }
+    links { from: "g1" to: "g1" bandwidth: "1 GB/s" })pb");
+  EXPECT_THAT(e, HasSubstr("cluster.links[1].to: \"nowhere\": no vertex has this name"));
+  EXPECT_THAT(e, HasSubstr("cluster.links[2].to: \"g1\": a link joins two different vertices"));
+}
+
+TEST(ScenarioValidation, LinkBandwidthIsRequiredAndPositive) {
+  std::string e = GraphError(std::string(kGoodGraph) + R"pb(
+    links { from: "g0" to: "g1" }
+    links { from: "g0" to: "g1" bandwidth: "0 GB/s" }
+    links { from: "g0" to: "g1" bandwidth: "fast" })pb");
+  EXPECT_THAT(e, HasSubstr("cluster.links[1].bandwidth: (unset): required, e.g. \"50 GB/s\""));
+  EXPECT_THAT(e, HasSubstr("cluster.links[2].bandwidth: \"0 GB/s\": must be > 0"));
+  EXPECT_THAT(e, HasSubstr("cluster.links[3].bandwidth: \"fast\" is not a bandwidth"));
+}
+
+TEST(ScenarioValidation, GpuVerticesMatchTheNodeGpuCount) {
+  EXPECT_THAT(
+      GraphError(std::string(kGoodGraph) + "vertices { name: \"g2\" kind: VERTEX_KIND_GPU }"),
+      HasSubstr("cluster.vertices: 3 GPU vertices: must equal the cluster's 2 GPUs (1 "
+                "node × 2)"));
+}
+
+TEST(ScenarioValidation, ProblemListIsBounded) {
+  // 300 links to a missing vertex: 100 are listed, then a count of the rest.
+  std::string graph(kGoodGraph);
+  for (int i = 0; i < 300; ++i)
+    graph += "links { from: \"g0\" to: \"zz\" bandwidth: \"1 GB/s\" }\n";
+  std::string e = GraphError(graph);
+  EXPECT_THAT(e, HasSubstr("t: 300 problems in the scenario:"));
+  EXPECT_THAT(e, HasSubstr("cluster.links[100].to"));
+  EXPECT_THAT(e, Not(HasSubstr("cluster.links[101].to")));
+  EXPECT_THAT(e, HasSubstr("(200 more problems not shown)"));
+}
+
+// ------------------------------------------------------------------------------- model
+TEST(ScenarioValidation, ModelIsRequired) {
+  EXPECT_THAT(Error({}, "cluster { node_preset: \"DGX-H100\" } strategy { preset: \"ddp\" }"),
+              HasSubstr("model: (unset): a model is required: set model.preset (valid: " +
+                        JoinNames(strategies::ModelPresetNames()) +
+                        "), or its architecture (layers, hidden, heads, vocab, seq_len), or "
+                        "model.parameter_count"));
+}
+
+TEST(ScenarioValidation, UnknownModelPresetListsValidNames) {
+  EXPECT_THAT(Error({"model.preset=llama4"}),
+              HasSubstr("model.preset: \"llama4\": unknown model preset; valid: " +
+                        JoinNames(strategies::ModelPresetNames())));
+}
+
+TEST(ScenarioValidation, AnArchitectureNeedsAllItsSizes) {
+  std::string e = Error({}, R"pb(
+    cluster { node_preset: "DGX-H100" }
+    strategy { preset: "ddp" }
+    model { hidden: 1024 })pb");
+  EXPECT_THAT(e, HasSubstr("model.layers: (unset): required with an architecture; must be "
+                           "between 1 and 100000"));
+  EXPECT_THAT(e, HasSubstr("model.heads: (unset): required with an architecture"));
+  EXPECT_THAT(e, HasSubstr("model.vocab: (unset): required"));
+  EXPECT_THAT(e, HasSubstr("model.seq_len: (unset): required"));
+  EXPECT_THAT(e, Not(HasSubstr("model.ffn_hidden")));  // defaults to 4 × hidden
+}
+
+TEST(ScenarioValidation, ArchitectureSizesAreBounded) {
+  EXPECT_THAT(Error({"model.layers=0"}),
+              HasSubstr("model.layers: (unset): required with an architecture; must be between "
+                        "1 and 100000"));
+  EXPECT_THAT(Error({"model.hidden=-5"}),
+              HasSubstr("model.hidden: -5: must be between 1 and 10000000"));
+}
+
+TEST(ScenarioValidation, KvHeadsMustDivideHeads) {
+  // llama3-8b has 32 heads.
+  EXPECT_THAT(Error({"model.kv_heads=5"}), HasSubstr("model.kv_heads: 5: must divide heads = 32"));
+  EXPECT_THAT(Error({"model.kv_heads=64"}),
+              HasSubstr("model.kv_heads: 64: must be between 1 and 32"));
+}
+
+TEST(ScenarioValidation, MixtureOfExpertsNeedsTopK) {
+  EXPECT_THAT(Error({"model.experts=8", "model.top_k=0"}),
+              HasSubstr("model.top_k: (unset): required with experts = 8; must be between 1 and "
+                        "8"));
+  EXPECT_THAT(Error({"model.experts=8", "model.top_k=9"}),
+              HasSubstr("model.top_k: 9: must be between 1 and 8"));
+}
+
+TEST(ScenarioValidation, CapacityFactorMustBePositive) {
+  EXPECT_THAT(Error({"model.capacity_factor=0"}),
+              HasSubstr("model.capacity_factor: 0: must be a finite number > 0"));
+}
+
+TEST(ScenarioValidation, ParameterCountIsBounded) {
+  EXPECT_THAT(Error({"model.parameter_count=-1"}),
+              HasSubstr("model.parameter_count: -1: must be between 0 and 1000000000000000"));
+}
+
+TEST(ScenarioValidation, BareParameterCountIsAModel) {
+  StatusOr<Scenario> s = LoadScenarioText(R"pb(
+                                            cluster { node_preset: "DGX-A100" }
+                                            model { parameter_count: 1000000000 }
+                                            strategy { preset: "zero2" })pb",
+                                          ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->model.parameter_count, 1'000'000'000);
+  EXPECT_FALSE(s->model.has_architecture());
+}
+
+// ---------------------------------------------------------------------------- training
+TEST(ScenarioValidation, MicroBatchMustBePositive) {
+  EXPECT_THAT(Error({"training.micro_batch=0"}),
+              HasSubstr("training.micro_batch: 0: must be between 1 and 1000000"));
+}
+
+TEST(ScenarioValidation, GlobalBatchMustBePositive) {
+  EXPECT_THAT(Error({"training.global_batch=0"}),
+              HasSubstr("training.global_batch: 0: must be between 1 and 1000000000"));
+}
+
+TEST(ScenarioValidation, GlobalBatchIsAMultipleOfMicroBatchTimesDp) {
+  // micro_batch 2 × dp 2 = 4 does not divide 18.
+  EXPECT_THAT(Error({"training.micro_batch=2", "training.global_batch=18"}),
+              HasSubstr("training.global_batch: 18: must be a multiple of micro_batch × dp = 2 "
+                        "× 2 = 4"));
+}
+
+TEST(ScenarioValidation, VirtualStagesAreBounded) {
+  EXPECT_THAT(Error({"training.virtual_stages=0"}),
+              HasSubstr("training.virtual_stages: 0: must be between 1 and 1024"));
+}
+
+TEST(ScenarioValidation, TrainingDefaultsApplyWhenUnspecified) {
+  StatusOr<Scenario> s = LoadScenarioText(kBase, ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->training.precision, strategies::Precision::kBf16Mixed);
+  EXPECT_EQ(s->training.optimizer, strategies::Optimizer::kAdam);
+  EXPECT_EQ(s->training.recompute, strategies::Recompute::kNone);
+  EXPECT_EQ(s->training.pipeline_schedule, strategies::PipelineSchedule::k1F1B);
+  EXPECT_EQ(s->training.virtual_stages, 1);
+  EXPECT_FALSE(s->training.sequence_parallel);
+}
+
+// ---------------------------------------------------------------------------- strategy
+TEST(ScenarioValidation, StrategyIsRequired) {
+  std::string names = JoinNames(strategies::StrategyPresetNames()) + ", custom";
+  EXPECT_THAT(Error({}, "cluster { node_preset: \"DGX-H100\" } model { preset: \"llama3-8b\" }"),
+              HasSubstr("strategy.preset: (unset): a strategy is required: name a preset "
+                        "(valid: " +
+                        names + ") or write strategy.placements out with preset \"custom\""));
+}
+
+TEST(ScenarioValidation, UnknownStrategyPresetListsValidNames) {
+  EXPECT_THAT(Error({"strategy.preset=zero4"}),
+              HasSubstr("strategy.preset: \"zero4\": unknown strategy preset; valid: " +
+                        JoinNames(strategies::StrategyPresetNames()) + ", custom"));
+}
+
+TEST(ScenarioValidation, MeshSizesMustBeAtLeastOne) {
+  std::string e = Error({"strategy.tp=0", "strategy.pp=-1", "strategy.dp=-2"});
+  EXPECT_THAT(e, HasSubstr("strategy.tp: 0: must be between 1 and 65536"));
+  EXPECT_THAT(e, HasSubstr("strategy.pp: -1: must be between 1 and 65536"));
+  EXPECT_THAT(e, HasSubstr("strategy.dp: -2: must be between 0 and 67108864"));
+}
+
+TEST(ScenarioValidation, MeshWorldMustEqualTheGpuCount) {
+  // 8 × DGX-H100 = 64 GPUs, but dp 8 × tp 8 × pp 2 = 128 ranks.
+  EXPECT_THAT(Error({"cluster.nodes=8", "strategy.dp=8", "strategy.pp=2"}),
+              HasSubstr("strategy: dp=8 tp=8 pp=2 cp=1 (128 ranks): must equal the cluster's 64 "
+                        "GPUs (8 nodes × 8)"));
+}
+
+TEST(ScenarioValidation, HugeMeshProductDoesNotOverflow) {
+  EXPECT_THAT(Error({"strategy.dp=67108864", "strategy.tp=65536", "strategy.pp=65536"}),
+              HasSubstr("strategy: dp=67108864 tp=65536 pp=65536 cp=1 (more than 67108864 "
+                        "ranks): must equal the cluster's 16 GPUs (2 nodes × 8)"));
+}
+
+TEST(ScenarioValidation, DerivedDpNeedsADivisibleGpuCount) {
+  // 16 GPUs are not a multiple of tp 8 × pp 3 = 24.
+  EXPECT_THAT(Error({"strategy.pp=3"}),
+              HasSubstr("strategy.dp: 0 (derived): cannot derive dp: the cluster's 16 GPUs (2 "
+                        "nodes × 8) are not a multiple of tp × pp × cp = 24"));
+}
+
+TEST(ScenarioValidation, EpMustDivideDp) {
+  // dp = 16 / 8 = 2; ep 4 does not divide it.
+  EXPECT_THAT(Error({"strategy.ep=4"}),
+              HasSubstr("strategy.ep: 4: must divide dp = 2 (expert-parallel groups are carved "
+                        "out of the data-parallel ranks)"));
+}
+
+TEST(ScenarioValidation, RankOrderMustParse) {
+  EXPECT_THAT(Error({"strategy.rank_order=tp,dp"}), HasSubstr("strategy.rank_order: \"tp,dp\": "));
+  EXPECT_EQ(Error({"strategy.rank_order=dp,tp,pp,cp"}), "OK");
+}
+
+TEST(ScenarioValidation, LayersPerUnitMustBePositive) {
+  EXPECT_THAT(Error({"strategy.layers_per_unit=0"}),
+              HasSubstr("strategy.layers_per_unit: 0: must be between 1 and 100000"));
+}
+
+TEST(ScenarioValidation, ShardGroupSizeMustDivideDp) {
+  // dp = 2.
+  EXPECT_THAT(Error({"strategy.preset=fsdp", "strategy.shard_group_size=3"}),
+              HasSubstr("strategy.shard_group_size: 3: must divide dp = 2 (or be 0: shard over "
+                        "the whole dp axis)"));
+}
+
+constexpr std::string_view kCustomHead = R"pb(
+  cluster { node_preset: "DGX-H100" }
+  model { preset: "llama3-8b" }
+)pb";
+
+std::string StrategyError(std::string_view strategy) {
+  return Error({}, std::string(kCustomHead) + std::string(strategy));
+}
+
+TEST(ScenarioValidation, PlacementAxisIsRequired) {
+  EXPECT_THAT(StrategyError("strategy { preset: \"zero1\" placements { } }"),
+              HasSubstr("strategy.placements[0].axis: (unset): must be set; valid: AXIS_DP, "
+                        "AXIS_TP, AXIS_PP, AXIS_CP, AXIS_EP"));
+}
+
+TEST(ScenarioValidation, EachAxisIsPlacedOnce) {
+  EXPECT_THAT(StrategyError(R"pb(strategy {
+                                   preset: "zero1"
+                                   placements { axis: AXIS_DP }
+                                   placements { axis: AXIS_DP }
+                                 })pb"),
+              HasSubstr("strategy.placements[1].axis: AXIS_DP: already placed by "
+                        "strategy.placements[0]; each axis appears once"));
+}
+
+TEST(ScenarioValidation, OffloadTargetOnlyWithOffloadedMode) {
+  EXPECT_THAT(StrategyError(R"pb(strategy {
+                                   preset: "zero1"
+                                   placements {
+                                     axis: AXIS_DP
+                                     grads { mode: MODE_SHARDED target: OFFLOAD_TARGET_NVME }
+                                   }
+                                 })pb"),
+              HasSubstr("strategy.placements[0].grads.target: OFFLOAD_TARGET_NVME: only with "
+                        "mode MODE_OFFLOADED"));
+}
+
+TEST(ScenarioValidation, CustomStrategyPlacesEveryStateOnEveryLargeAxis) {
+  std::string e = StrategyError(R"pb(strategy {
+                                       preset: "custom"
+                                       placements {
+                                         axis: AXIS_DP
+                                         params { mode: MODE_REPLICATED }
+                                         optimizer {}
+                                       }
+                                     })pb");
+  EXPECT_THAT(e, HasSubstr("strategy.placements[0].optimizer.mode: (unset): must be set; valid: "
+                           "MODE_REPLICATED, MODE_SHARDED"));
+  EXPECT_THAT(e, HasSubstr("strategy.placements: axis dp (size 8): optimizer, grads, "
+                           "activations not placed: a custom strategy places every state on "
+                           "every axis of size > 1"));
+}
+
+TEST(ScenarioValidation, ExplicitPlacementsOverrideThePresetStateByState) {
+  StatusOr<Scenario> s =
+      LoadScenarioText(std::string(kCustomHead) + R"pb(strategy {
+                                                         preset: "zero3"
+                                                         placements {
+                                                           axis: AXIS_DP
+                                                           optimizer { mode: MODE_OFFLOADED }
+                                                         }
+                                                       })pb",
+                       ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  using strategies::Mode;
+  using strategies::State;
+  // Θ stays the preset's S*; Ω is offloaded to the default target, host.
+  EXPECT_EQ(s->strategy.at(topology::Axis::kData, State::kParams).mode, Mode::kShardedGather);
+  EXPECT_EQ(s->strategy.at(topology::Axis::kData, State::kOptimizer).mode, Mode::kOffloaded);
+  EXPECT_EQ(s->strategy.at(topology::Axis::kData, State::kOptimizer).target,
+            strategies::OffloadTarget::kHost);
+  EXPECT_EQ(s->strategy.name, "zero3");
+}
+
+TEST(ScenarioValidation, FullyWrittenCustomStrategyIsValid) {
+  StatusOr<Scenario> s =
+      LoadScenarioText(std::string(kCustomHead) + R"pb(strategy {
+                                                         preset: "custom"
+                                                         placements {
+                                                           axis: AXIS_DP
+                                                           params { mode: MODE_REPLICATED }
+                                                           optimizer { mode: MODE_SHARDED }
+                                                           grads { mode: MODE_SHARDED }
+                                                           activations { mode: MODE_REPLICATED }
+                                                         }
+                                                       })pb",
+                       ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->strategy.name, "custom");
+  EXPECT_EQ(s->strategy.at(topology::Axis::kData, strategies::State::kGrads).mode,
+            strategies::Mode::kSharded);
+}
+
+}  // namespace
+}  // namespace placesim::sim
