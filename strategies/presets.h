@@ -28,8 +28,20 @@ std::vector<std::string> StrategyPresetNames();
 
 // Expands a named strategy into placements on `mesh` (the mesh is copied into the result).
 // Unknown names give kNotFound listing the valid ones.
-StatusOr<StrategySpec> ExpandStrategyPreset(std::string_view name,
-                                            const topology::MeshShape& mesh);
+//
+// The name sets the dp-axis placement (and the cp axis, which joins dp in one data-parallel
+// group as in Megatron-Core: same Θ/Ω/G modes, A sharded). Whenever an axis has more than
+// one rank, the Megatron placements are added on it: tp shards Θ, Ω, G (S) and leaves A
+// replicated (R) — sequence parallelism is a training setting (TrainingSpec) and is what
+// shards A over tp, so a user who writes A = S on tp also gets it; pp shards all four by
+// layer; ep shards the expert Θ, Ω, G (A replicated: tokens move, activations do not
+// shard). So "TP8 x PP4 x ZeRO-1" is ExpandStrategyPreset("zero1", {tp 8, pp 4, dp ...}).
+StatusOr<StrategySpec> ExpandStrategyPreset(std::string_view name, const topology::MeshShape& mesh);
+// As above; "fsdp-hybrid" shards inside a node of `gpus_per_node` GPUs (the dp ranks that
+// share a node under the default rank order tp, cp, pp, dp) and replicates across nodes.
+// The two-argument form assumes 8 GPUs per node. REQUIRES: gpus_per_node >= 1.
+StatusOr<StrategySpec> ExpandStrategyPreset(std::string_view name, const topology::MeshShape& mesh,
+                                            int gpus_per_node);
 
 }  // namespace placesim::strategies
 

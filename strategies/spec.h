@@ -21,14 +21,20 @@ namespace placesim::strategies {
 // ----------------------------------------------------------------------------- the model
 struct TransformerSpec {
   int64_t layers = 0;
-  int64_t hidden = 0;        // h
-  int64_t heads = 0;         // a
-  int64_t kv_heads = 0;      // grouped-query attention; == heads for multi-head attention
-  int64_t ffn_hidden = 0;    // MLP inner size
-  int64_t vocab = 0;         // V
-  int64_t seq_len = 0;       // s
+  int64_t hidden = 0;      // h
+  int64_t heads = 0;       // a
+  int64_t kv_heads = 0;    // grouped-query attention; == heads for multi-head attention
+  int64_t ffn_hidden = 0;  // MLP inner size
+  int64_t vocab = 0;       // V
+  int64_t seq_len = 0;     // s
   bool tied_embeddings = false;
-  bool gated_mlp = false;    // SwiGLU-style MLP with three matrices instead of two
+  bool gated_mlp = false;  // SwiGLU-style MLP with three matrices instead of two
+  // GPT-2/3 and Megatron-LM GPT: learned absolute position embeddings (s x h parameters);
+  // false for rotary embeddings (Llama, Mixtral), which have no parameters.
+  bool learned_position_embeddings = false;
+  // GPT-2/3 and Megatron-LM GPT: every linear layer has a bias and the norms are LayerNorm
+  // (scale and shift, 2h each); false for Llama-style bias-free layers with RMSNorm (h each).
+  bool biases = false;
   // Mixture of experts (experts <= 1 means a dense model).
   int64_t experts = 0;
   int64_t top_k = 0;
@@ -36,7 +42,7 @@ struct TransformerSpec {
 };
 
 struct ModelSpec {
-  std::string name;         // preset name or "custom"
+  std::string name;  // preset name or "custom"
   std::string description;
   std::string source;
   // Either a transformer by its architecture, or a bare parameter count (Ψ) for model-state
@@ -104,7 +110,7 @@ struct Placement {
 
 // A strategy: the mesh, and the placement of every state on every axis.
 struct StrategySpec {
-  std::string name;         // preset name, or "custom"
+  std::string name;  // preset name, or "custom"
   std::string description;
   std::string source;
   topology::MeshShape mesh;

@@ -1,0 +1,1042 @@
+// Implementation of Analyze (see analyzer.h for the semantics and sources, model.h for the
+// transformer maths). Structure: validate what makes analysis impossible; derive the
+// per-state sharding divisors from the placement; build one role per pipeline stage (memory,
+// collectives, copies) and merge identical neighbours; then apply the correctness rules.
+//
+// Invariant kept by every helper: byte counts are exact integers; a shard of n elements over
+// N devices holds ceil(n / N) elements (frameworks pad the flat buffer to a multiple of N).
+// Thread-safety: pure functions.
+#include "strategies/analyzer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/errors.h"
+#include "strategies/model.h"
+
+namespace placesim::strategies {
+
+using topology::Axis;
+using topology::AxisName;
+
+const char* CollectiveKindName(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce:
+      return "all-reduce";
+    case CollectiveKind::kReduceScatter:
+      return "reduce-scatter";
+    case CollectiveKind::kAllGather:
+      return "all-gather";
+    case CollectiveKind::kSendRecv:
+      return "send-recv";
+    case CollectiveKind::kAllToAll:
+      return "all-to-all";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+  }
+  return "unknown";
+}
+
+const char* CopyDirectionName(CopyDirection d) {
+  switch (d) {
+    case CopyDirection::kDeviceToHost:
+      return "d2h";
+    case CopyDirection::kHostToDevice:
+      return "h2d";
+  }
+  return "unknown";
+}
+
+const char* SeverityName(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+
+int Plan::errors() const {
+  return static_cast<int>(std::count_if(findings.begin(), findings.end(), [](const Finding& f) {
+    return f.severity == Severity::kError;
+  }));
+}
+int Plan::warnings() const { return static_cast<int>(findings.size()) - errors(); }
+bool Plan::ok() const { return errors() == 0; }
+
+namespace {
+
+constexpr State kModelStates[] = {State::kParams, State::kOptimizer, State::kGrads};
+
+int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
+
+// "1 node", "4 nodes": the count and the noun, singular when the count is 1.
+std::string CountOf(int64_t n, std::string_view singular, std::string_view plural) {
+  return fmt::format("{} {}", n, n == 1 ? singular : plural);
+}
+
+bool IsSharded(Mode m) {
+  return m == Mode::kSharded || m == Mode::kShardedGather || m == Mode::kOffloaded;
+}
+
+// Per-device bytes of a ring collective: factor * (N-1)/N * S, rounded to the nearest byte.
+Bytes RingBytes(Bytes buffer, int factor, int64_t n) {
+  if (n <= 1) return Bytes::Zero();
+  const __int128 num = static_cast<__int128>(buffer.count()) * factor * (n - 1);
+  return Bytes::Count(static_cast<int64_t>((num + n / 2) / n));
+}
+
+// Everything derived once from the inputs and shared by all stages.
+struct Context {
+  const ModelSpec* model = nullptr;
+  const TrainingSpec* training = nullptr;
+  const StrategySpec* strategy = nullptr;
+  const topology::ClusterSpec* cluster = nullptr;
+  AnalyzeOptions options;
+
+  int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, v = 1;
+  bool arch = false;
+  ParameterBreakdown params;  // arch only
+  StateBytes bpp;
+  int64_t m = 1;        // micro-batches per step per dp rank
+  int64_t s_local = 0;  // sequence length per cp rank
+  bool sp = false;
+  Recompute recompute = Recompute::kNone;
+  int shard_group = 1;  // dp ranks one ZeRO shard spans (hybrid sharding), dense params
+  bool cp_joins_dp = false;
+
+  const Placement& at(Axis a, State s) const { return strategy->at(a, s); }
+  int size(Axis a) const { return strategy->mesh.size(a); }
+  bool Sharded(Axis a, State s) const { return size(a) > 1 && IsSharded(at(a, s).mode); }
+  bool Offloaded(State s) const {
+    for (int a = 0; a < topology::kNumAxes; ++a) {
+      if (size(static_cast<Axis>(a)) > 1 && at(static_cast<Axis>(a), s).mode == Mode::kOffloaded)
+        return true;
+    }
+    return false;
+  }
+  OffloadTarget Target(State s) const {
+    for (int a = 0; a < topology::kNumAxes; ++a) {
+      const Placement& p = at(static_cast<Axis>(a), s);
+      if (size(static_cast<Axis>(a)) > 1 && p.mode == Mode::kOffloaded) return p.target;
+    }
+    return OffloadTarget::kNone;
+  }
+  // Divisor a state's dense part gets from the data axes (dp, cp).
+  int64_t DataDivisorDense(State s) const {
+    int64_t d = 1;
+    if (Sharded(Axis::kData, s)) d *= shard_group;
+    if (Sharded(Axis::kContext, s)) d *= cp;
+    return d;
+  }
+  // Expert parameters are replicated over the dp / ep "expert data-parallel" ranks only.
+  int64_t DataDivisorExpert(State s) const {
+    int64_t d = 1;
+    if (Sharded(Axis::kData, s)) d *= std::max(1, std::min(shard_group, dp / std::max(1, ep)));
+    if (Sharded(Axis::kContext, s)) d *= cp;
+    return d;
+  }
+  int64_t TpDivisor(State s) const { return Sharded(Axis::kTensor, s) ? tp : 1; }
+  int64_t EpDivisor(State s) const { return Sharded(Axis::kExpert, s) ? ep : 1; }
+};
+
+// Layers owned by pipeline stage `i` (the first stages take the remainder when pp does not
+// divide the layers; a finding reports that case).
+int64_t StageLayers(const Context& c, int i) {
+  const int64_t l = c.params.layers;
+  return l / c.pp + (i < l % c.pp ? 1 : 0);
+}
+
+// Elements of the dense and expert parts one device computes with for `s` on stage `i`
+// before data-axis sharding: the slice after tp, pp and ep.
+struct Slice {
+  int64_t dense = 0;
+  int64_t expert = 0;
+};
+
+Slice ModelSlice(const Context& c, State s, int stage) {
+  Slice out;
+  const bool pp_split = c.Sharded(Axis::kPipeline, s) || c.pp == 1;
+  const int64_t tpd = c.TpDivisor(s);
+  if (!c.arch) {
+    out.dense = CeilDiv(CeilDiv(c.model->parameter_count, pp_split ? c.pp : 1), tpd);
+    return out;
+  }
+  const ParameterBreakdown& p = c.params;
+  const bool first = !pp_split || stage == 0;
+  const bool last = !pp_split || stage == c.pp - 1;
+  const int64_t layers = pp_split ? StageLayers(c, stage) : p.layers;
+  out.dense = layers * (CeilDiv(p.layer_tp_split, tpd) + p.layer_tp_replicated + p.layer_router);
+  if (first) out.dense += CeilDiv(p.embedding, tpd);  // vocab-parallel embedding
+  if (last) {
+    out.dense += CeilDiv(p.head, tpd) + p.final_norm;
+    // Tied embeddings across a pipeline: the last stage keeps its own copy of the word
+    // embedding for the output layer (Megatron-LM), kept in sync by an all-reduce.
+    if (p.head == 0 && !first)
+      out.dense += CeilDiv(c.model->transformer.vocab * c.model->transformer.hidden, tpd);
+  }
+  out.expert = layers * CeilDiv(CeilDiv(p.layer_experts, c.EpDivisor(s)), tpd);
+  return out;
+}
+
+int64_t DeviceElements(const Context& c, State s, int stage) {
+  const Slice sl = ModelSlice(c, s, stage);
+  return CeilDiv(sl.dense, c.DataDivisorDense(s)) + CeilDiv(sl.expert, c.DataDivisorExpert(s));
+}
+
+// The largest unit gathered at once under S* or streamed under O: layers_per_unit layers, or
+// the embedding / output layer when this stage holds one (FSDP wraps them separately).
+int64_t UnitElements(const Context& c, int stage, bool first, bool last) {
+  if (!c.arch) return 0;
+  const ParameterBreakdown& p = c.params;
+  const int64_t tpd = c.TpDivisor(State::kParams);
+  const int64_t per_layer = CeilDiv(p.layer_tp_split, tpd) + p.layer_tp_replicated +
+                            p.layer_router +
+                            CeilDiv(CeilDiv(p.layer_experts, c.EpDivisor(State::kParams)), tpd);
+  const int64_t layers = std::min<int64_t>(c.strategy->layers_per_unit, StageLayers(c, stage));
+  int64_t unit = layers * per_layer;
+  if (first) unit = std::max(unit, CeilDiv(p.embedding, tpd));
+  if (last)
+    unit = std::max(
+        unit,
+        CeilDiv(std::max(p.head, c.model->transformer.vocab * c.model->transformer.hidden), tpd));
+  return unit;
+}
+
+void AddCollective(RankRole& role, CollectiveKind kind, Axis axis, State state, int64_t group,
+                   Bytes buffer, int64_t count, std::string purpose) {
+  if (group <= 1 || count <= 0 || buffer.count() <= 0) return;
+  Collective col;
+  col.kind = kind;
+  col.axis = axis;
+  col.state = state;
+  col.group_size = static_cast<int>(group);
+  col.buffer_bytes = buffer;
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      col.bytes_per_call = RingBytes(buffer, 2, group);
+      break;
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kAllToAll:
+      col.bytes_per_call = RingBytes(buffer, 1, group);
+      break;
+    case CollectiveKind::kSendRecv:
+    case CollectiveKind::kBroadcast:
+      col.bytes_per_call = buffer;
+      break;
+  }
+  col.count = count;
+  col.total_bytes = col.bytes_per_call * count;
+  col.purpose = std::move(purpose);
+  role.comm_bytes += col.total_bytes;
+  role.collectives.push_back(std::move(col));
+}
+
+void AddCopy(RankRole& role, CopyDirection dir, State state, OffloadTarget target, Bytes bytes,
+             std::string purpose) {
+  if (bytes.count() <= 0) return;
+  role.copies.push_back(OffloadCopy{dir, state, target, bytes, std::move(purpose)});
+  role.copy_bytes += bytes;
+}
+
+// Gradient and parameter traffic of one data-parallel group (see the table in analyzer.h).
+// `n` ranks share a shard; `replicas` groups of them hold identical shards (hybrid).
+void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char* group_name,
+                         Mode theta, Mode omega, Mode grad, int64_t n, int64_t replicas,
+                         int64_t slice_elems, const char* part) {
+  if (slice_elems <= 0) return;
+  const Bytes grads = Bytes::Count(slice_elems * c.bpp.grads);
+  const Bytes params = Bytes::Count(slice_elems * c.bpp.params);
+  const bool shard = n > 1;
+  const bool g_sharded = shard && IsSharded(grad);
+  const bool o_sharded = shard && IsSharded(omega);
+  const bool t_gather = shard && (theta == Mode::kShardedGather || theta == Mode::kOffloaded);
+  if (g_sharded || o_sharded) {
+    const int64_t count = g_sharded ? c.m : 1;
+    AddCollective(role, CollectiveKind::kReduceScatter, axis, State::kGrads, n, grads, count,
+                  fmt::format("{} grads reduce-scattered over {}{}", part, group_name,
+                              g_sharded ? " after every micro-batch (grads are sharded)"
+                                        : " once per step (each optimizer shard needs its part)"));
+    AddCollective(role, CollectiveKind::kAllReduce, axis, State::kGrads, replicas,
+                  Bytes::Count(CeilDiv(slice_elems, n) * c.bpp.grads), 1,
+                  fmt::format("{} grad shards all-reduced across the {} hybrid replica groups",
+                              part, replicas));
+  } else {
+    AddCollective(role, CollectiveKind::kAllReduce, axis, State::kGrads, n * replicas, grads, 1,
+                  fmt::format("{} grads all-reduced over {} once per step (replicated grads)", part,
+                              group_name));
+  }
+  if (t_gather) {
+    AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 2 * c.m,
+                  fmt::format("{} params all-gathered over {} before use, in forward and again "
+                              "in backward, every micro-batch",
+                              part, group_name));
+  } else if (o_sharded && theta == Mode::kReplicated) {
+    AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 1,
+                  fmt::format("updated {} params all-gathered over {} after the sharded "
+                              "optimizer step (keeps replicated params consistent)",
+                              part, group_name));
+  }
+}
+
+// Builds the role of pipeline stage `i`: memory, collectives, copies.
+RankRole BuildStage(const Context& c, int i) {
+  RankRole role;
+  role.first_stage = role.last_stage = i;
+  role.ranks = c.strategy->mesh.world() / c.pp;
+  const bool first = i == 0;
+  const bool last = i == c.pp - 1;
+  role.has_embedding = c.arch && first;
+  role.has_head = c.arch && last;
+  role.layers = c.arch ? StageLayers(c, i) : 0;
+  const Slice theta_slice = ModelSlice(c, State::kParams, i);
+  role.params_local = theta_slice.dense + theta_slice.expert;
+
+  // ---- model states
+  MemoryBreakdown& mem = role.memory;
+  const auto state_bytes = [&](State s) {
+    const int64_t per = s == State::kParams      ? c.bpp.params
+                        : s == State::kOptimizer ? c.bpp.optimizer
+                                                 : c.bpp.grads;
+    return Bytes::Count(DeviceElements(c, s, i) * per);
+  };
+  for (State s : kModelStates) {
+    const Bytes b = state_bytes(s);
+    Bytes* resident = s == State::kParams      ? &mem.params
+                      : s == State::kOptimizer ? &mem.optimizer
+                                               : &mem.grads;
+    if (c.Offloaded(s)) {
+      (c.Target(s) == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += b;
+    } else {
+      *resident = b;
+    }
+  }
+
+  // ---- activations (Korthikanti et al. 2022; see model.h)
+  const TransformerSpec& t = c.model->transformer;
+  Bytes act_per_layer;
+  Bytes act_step;  // all micro-batches of one step, for activation offload traffic
+  if (c.arch) {
+    act_per_layer =
+        ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp, c.recompute);
+    // Micro-batches whose activations stage i holds at the peak of the schedule.
+    int64_t chunks = 1;  // in units of 1/v of the stage's layers
+    double in_flight = 1;
+    if (c.pp > 1) {
+      switch (c.training->pipeline_schedule) {
+        case PipelineSchedule::kGpipe:
+          chunks = c.m * c.v;
+          break;
+        case PipelineSchedule::k1F1B:
+          chunks = std::min<int64_t>(c.pp - i, c.m) * c.v;
+          break;
+        case PipelineSchedule::kInterleaved1F1B:
+          if (c.v == 1) {
+            chunks = std::min<int64_t>(c.pp - i, c.m);
+            break;
+          }
+          // Megatron-LM interleaved schedule: rank i runs (p - i - 1)·2 + (v - 1)·p warm-up
+          // chunk forwards before its first backward, so it holds that many plus one; for
+          // the first stage this is p·(1 + (p-1)/(p v)) stage micro-batches (Korthikanti
+          // Section 4.2.3).
+          chunks = std::min<int64_t>((c.pp - i - 1) * 2 + (c.v - 1) * c.pp + 1, c.m * c.v);
+          break;
+      }
+      in_flight = static_cast<double>(chunks) / c.v;
+    } else {
+      chunks = c.v;
+    }
+    role.microbatches_in_flight = in_flight;
+    const int64_t layers_per_chunk = CeilDiv(role.layers, c.v);
+    Bytes act = act_per_layer * (layers_per_chunk * chunks);
+    const int64_t sbh = c.s_local * c.training->micro_batch * t.hidden;
+    const int64_t split = c.sp ? c.tp : 1;
+    const int64_t held = CeilDiv(chunks, c.v);
+    // Korthikanti Section 4.3: the embedding's dropout mask (s b h bytes) on the first stage
+    // and, on the last, the output layer's 4 s b h (1 + V/h) / t (final norm, projection
+    // input, fp32 logits for the cross-entropy).
+    if (first) act += Bytes::Count(CeilDiv(sbh, split)) * held;
+    if (last) {
+      act +=
+          Bytes::Count(CeilDiv(4 * sbh + 4 * c.s_local * c.training->micro_batch * t.vocab, c.tp)) *
+          held;
+    }
+    act_step = Bytes::Count(act.count() / std::max<int64_t>(held, 1)) * c.m;
+    if (c.Offloaded(State::kActivations)) {
+      const OffloadTarget target = c.Target(State::kActivations);
+      (target == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += act;
+      mem.offload_staging += act_per_layer * 2;
+      AddCopy(role, CopyDirection::kDeviceToHost, State::kActivations, target, act_step,
+              "activations saved to the offload target during forward");
+      AddCopy(role, CopyDirection::kHostToDevice, State::kActivations, target, act_step,
+              "activations brought back for backward");
+    } else {
+      mem.activations = act;
+    }
+  }
+
+  // ---- gather buffers (S* on a data axis, or Θ streamed from an offload target)
+  const auto gathered = [&](Axis a) {
+    const Mode mode = c.at(a, State::kParams).mode;
+    return c.size(a) > 1 && (mode == Mode::kShardedGather || mode == Mode::kOffloaded);
+  };
+  const bool theta_gathered = gathered(Axis::kData) || gathered(Axis::kContext);
+  const int64_t unit = UnitElements(c, i, first, last);
+  if (theta_gathered && !c.Offloaded(State::kParams)) {
+    mem.gather_buffers = Bytes::Count(unit * c.bpp.params) * (c.options.prefetch_depth + 1);
+    if (c.DataDivisorDense(State::kGrads) > 1) {
+      // The unit's full gradient exists until its reduce-scatter completes.
+      mem.gather_buffers += Bytes::Count(unit * c.bpp.grads);
+    }
+  }
+  // ---- offload staging: double buffers on device for streamed states
+  if (c.Offloaded(State::kParams)) {
+    mem.offload_staging += Bytes::Count(unit * c.bpp.params) * (c.options.prefetch_depth + 1);
+  }
+  if (c.Offloaded(State::kGrads) || c.Offloaded(State::kOptimizer)) {
+    mem.offload_staging += Bytes::Count(unit * c.bpp.grads) * 2;
+  }
+
+  // ---- data-parallel collectives (dp, and cp when it carries the same placement)
+  const Slice g_slice = ModelSlice(c, State::kGrads, i);
+  const auto modes = [&](Axis a) {
+    return std::array<Mode, 3>{c.at(a, State::kParams).mode, c.at(a, State::kOptimizer).mode,
+                               c.at(a, State::kGrads).mode};
+  };
+  const auto any_sharded_dp = [&] {
+    for (State s : kModelStates)
+      if (IsSharded(c.at(Axis::kData, s).mode)) return true;
+    return false;
+  };
+  const int64_t dense_n = any_sharded_dp() ? c.shard_group : c.dp;
+  const int64_t dense_replicas = c.dp / std::max<int64_t>(dense_n, 1);
+  const int64_t expert_dp = std::max(1, c.dp / std::max(1, c.ep));
+  const int64_t expert_n =
+      any_sharded_dp() ? std::min<int64_t>(c.shard_group, expert_dp) : expert_dp;
+  const int64_t expert_replicas = expert_dp / std::max<int64_t>(expert_n, 1);
+  const auto [dt, dom, dg] = modes(Axis::kData);
+  if (c.cp_joins_dp) {
+    const std::string name = "dp x cp";
+    AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, dense_n * c.cp,
+                        dense_replicas, g_slice.dense, "dense");
+    AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, expert_n * c.cp,
+                        expert_replicas, g_slice.expert, "expert");
+  } else {
+    AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, dense_n, dense_replicas,
+                        g_slice.dense, "dense");
+    AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, expert_n, expert_replicas,
+                        g_slice.expert, "expert");
+    if (c.cp > 1) {
+      const auto [ct, com, cg] = modes(Axis::kContext);
+      AddDataParallelComm(c, role, Axis::kContext, "cp", ct, com, cg, c.cp, 1,
+                          g_slice.dense + g_slice.expert, "all");
+    }
+  }
+
+  if (c.arch) {
+    const int64_t b = c.training->micro_batch;
+    const Bytes act_buffer = Bytes::Count(b * c.s_local * t.hidden * 2);
+    const int64_t fwd_passes = c.recompute == Recompute::kFull ? 2 : 1;
+    // ---- tensor parallel (Megatron-LM): per layer two collectives in forward (attention,
+    // MLP), two in backward, and the forward's again under full recompute.
+    if (c.tp > 1) {
+      const int64_t per_layer = 2 * fwd_passes + 2;
+      const int64_t count = per_layer * role.layers * c.m;
+      if (c.sp) {
+        AddCollective(role, CollectiveKind::kAllGather, Axis::kTensor, State::kActivations, c.tp,
+                      act_buffer, count,
+                      "sequence-parallel activations all-gathered before attention and MLP");
+        AddCollective(role, CollectiveKind::kReduceScatter, Axis::kTensor, State::kActivations,
+                      c.tp, act_buffer, count,
+                      "attention and MLP outputs reduce-scattered back to sequence shards");
+      } else {
+        AddCollective(role, CollectiveKind::kAllReduce, Axis::kTensor, State::kActivations, c.tp,
+                      act_buffer, count,
+                      "attention and MLP outputs (forward) and input grads (backward) "
+                      "all-reduced");
+      }
+      if (first) {
+        AddCollective(role, c.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                      Axis::kTensor, State::kActivations, c.tp, act_buffer, c.m * fwd_passes,
+                      "vocab-parallel embedding output combined");
+      }
+    }
+    // ---- pipeline parallel: activations forward, their gradients backward, per micro-batch
+    // (and per model chunk when interleaved). With tp > 1 each tp rank sends 1/t
+    // (Narayanan et al. 2021 Section 4.1, scatter/gather optimization).
+    if (c.pp > 1) {
+      const Bytes p2p = Bytes::Count(CeilDiv(act_buffer.count(), c.tp));
+      int64_t fwd = 0, bwd = 0;
+      if (c.training->pipeline_schedule == PipelineSchedule::kInterleaved1F1B) {
+        fwd = c.m * c.v - (last ? c.m : 0);
+        bwd = c.m * c.v - (first ? c.m : 0);
+      } else {
+        fwd = last ? 0 : c.m;
+        bwd = first ? 0 : c.m;
+      }
+      // Point-to-point: a group of two neighbouring stages.
+      AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
+                    fwd, "activations sent to the next stage");
+      AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
+                    bwd, "activation grads sent to the previous stage");
+      if (c.params.head == 0 && (first || last)) {
+        AddCollective(role, CollectiveKind::kAllReduce, Axis::kPipeline, State::kGrads, 2,
+                      Bytes::Count(CeilDiv(t.vocab * t.hidden, c.tp) * c.bpp.grads), 1,
+                      "tied word-embedding grads all-reduced between first and last stage");
+      }
+    }
+    // ---- context parallel (ring attention): each layer passes K and V around the ring in
+    // forward; backward passes K, V and their grads.
+    if (c.cp > 1) {
+      const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (t.hidden / t.heads);
+      const Bytes kv = Bytes::Count(2 * b * c.s_local * CeilDiv(kv_width, c.tp) * 2);
+      const int64_t count = (fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
+      AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp, kv,
+                    count, "key/value chunks (and their grads) passed around the cp ring");
+    }
+    // ---- expert parallel: token dispatch and combine, forward and backward.
+    if (c.ep > 1 && t.experts > 1) {
+      const double routed = static_cast<double>(t.top_k > 0 ? t.top_k : 1) * t.capacity_factor;
+      const Bytes tokens =
+          Scale(Bytes::Count(CeilDiv(act_buffer.count(), c.sp ? c.tp : 1)), routed);
+      AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep,
+                    tokens, 2 * (fwd_passes + 1) * role.layers * c.m,
+                    "tokens dispatched to and combined from their experts");
+    }
+  }
+
+  // ---- offload copies (per device per step)
+  const Bytes theta_shard = Bytes::Count(DeviceElements(c, State::kParams, i) * c.bpp.params);
+  const int64_t omega_elems = DeviceElements(c, State::kOptimizer, i);
+  if (c.Offloaded(State::kOptimizer)) {
+    // Sharded grads are reduce-scattered after every micro-batch and each reduced shard is
+    // copied out then (and accumulated on the host); replicated grads once per step.
+    const bool g_per_micro_batch =
+        c.Sharded(Axis::kData, State::kGrads) || c.Sharded(Axis::kContext, State::kGrads);
+    AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, OffloadTarget::kHost,
+            Bytes::Count(omega_elems * c.bpp.grads) * (g_per_micro_batch ? c.m : 1),
+            g_per_micro_batch
+                ? "grad shard copied to the host after every micro-batch's reduce-scatter, "
+                  "accumulated there for the host optimizer step"
+                : "grad shard copied to the host for the host optimizer step");
+    if (!c.Offloaded(State::kParams)) {
+      AddCopy(role, CopyDirection::kHostToDevice, State::kParams, OffloadTarget::kHost,
+              Bytes::Count(omega_elems * c.bpp.params),
+              "updated parameter shard copied back to the device");
+    }
+  } else if (c.Offloaded(State::kGrads)) {
+    const OffloadTarget target = c.Target(State::kGrads);
+    const Bytes g = Bytes::Count(DeviceElements(c, State::kGrads, i) * c.bpp.grads);
+    AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, target, g,
+            "grad shard offloaded after backward");
+    AddCopy(role, CopyDirection::kHostToDevice, State::kGrads, target, g,
+            "grad shard brought back for the device optimizer step");
+  }
+  if (c.Offloaded(State::kParams)) {
+    AddCopy(role, CopyDirection::kHostToDevice, State::kParams, c.Target(State::kParams),
+            theta_shard * (2 * c.m),
+            "parameter shard fetched before the all-gather, in forward and in backward");
+  }
+  return role;
+}
+
+bool SameRole(const RankRole& a, const RankRole& b) {
+  const MemoryBreakdown &x = a.memory, &y = b.memory;
+  return a.layers == b.layers && a.has_embedding == b.has_embedding && a.has_head == b.has_head &&
+         a.microbatches_in_flight == b.microbatches_in_flight && a.params_local == b.params_local &&
+         x.params == y.params && x.grads == y.grads && x.optimizer == y.optimizer &&
+         x.activations == y.activations && x.gather_buffers == y.gather_buffers &&
+         x.offload_staging == y.offload_staging && a.comm_bytes == b.comm_bytes &&
+         a.copy_bytes == b.copy_bytes && a.collectives.size() == b.collectives.size();
+}
+
+std::string RoleName(const Context& c, const RankRole& r) {
+  if (c.pp == 1) return "all ranks";
+  std::string name = r.first_stage == r.last_stage
+                         ? fmt::format("pp stage {}", r.first_stage)
+                         : fmt::format("pp stages {}-{}", r.first_stage, r.last_stage);
+  if (r.first_stage == 0) name += " (first)";
+  if (r.last_stage == c.pp - 1) name += " (last)";
+  return name;
+}
+
+// ------------------------------------------------------------------------- correctness rules
+
+void AddFinding(Plan& plan, Severity sev, std::string rule, std::optional<State> state,
+                std::optional<Axis> axis, std::string message, std::string fix) {
+  plan.findings.push_back(
+      Finding{sev, std::move(rule), state, axis, std::move(message), std::move(fix)});
+}
+
+std::string ModeText(Mode m) { return fmt::format("{} ({})", ModeName(m), ModeSymbol(m)); }
+
+bool IsDataAxis(Axis a) { return a == Axis::kData || a == Axis::kContext; }
+
+void CheckPlacement(const Context& c, Plan& plan) {
+  for (int ai = 0; ai < topology::kNumAxes; ++ai) {
+    const Axis axis = static_cast<Axis>(ai);
+    if (c.size(axis) <= 1) continue;
+    if (axis == Axis::kExpert && (!c.arch || c.model->transformer.experts <= 1)) continue;
+    const char* an = AxisName(axis);
+    const Mode theta = c.at(axis, State::kParams).mode;
+    const Mode omega = c.at(axis, State::kOptimizer).mode;
+    const Mode grad = c.at(axis, State::kGrads).mode;
+    const Mode act = c.at(axis, State::kActivations).mode;
+
+    // M applies to activations only.
+    for (State s : kModelStates) {
+      if (c.at(axis, s).mode == Mode::kMaterialized) {
+        AddFinding(plan, Severity::kError, "mode-not-applicable", s, axis,
+                   fmt::format("{} are materialized (M) on {}: M means rebuilt from checkpoints "
+                               "by recomputation, which only activations can be",
+                               StateName(s), an),
+                   fmt::format("place {} as R, S, S* or O on {}", StateName(s), an));
+      }
+    }
+    // Gradient integrity: an optimizer replica must see the full averaged gradient.
+    if (IsSharded(grad) && omega == Mode::kReplicated) {
+      AddFinding(plan, Severity::kError, "gradient-integrity", State::kGrads, axis,
+                 fmt::format("grads are {} on {} while the optimizer is replicated (R) on {}: "
+                             "no device holds the full averaged gradient its update needs",
+                             ModeText(grad), an, an),
+                 fmt::format("shard the optimizer on {} too (S, as in ZeRO-2), or replicate "
+                             "the grads (R, all-reduced)",
+                             an));
+    }
+    // State consistency on model-parallel axes: a replicated optimizer over sliced
+    // parameters only ever receives the gradient of the local slice.
+    if (!IsDataAxis(axis) && IsSharded(theta) && omega == Mode::kReplicated) {
+      AddFinding(plan, Severity::kError, "state-consistency", State::kOptimizer, axis,
+                 fmt::format("params are {} on {} while the optimizer is replicated (R) on {}: "
+                             "each rank updates only its own slice, so the optimizer replicas "
+                             "(master weights, moments) differ across {} ranks",
+                             ModeText(theta), an, an, an),
+                 fmt::format("shard the optimizer on {} like the params (S)", an));
+    }
+    if (IsDataAxis(axis)) {
+      if (theta == Mode::kSharded) {
+        AddFinding(
+            plan, Severity::kError, "params-need-gather", State::kParams, axis,
+            fmt::format("params are sharded (S) on {} without gather: every {} rank runs "
+                        "the whole model slice, but holds only 1/{} of its parameters",
+                        an, an, c.size(axis)),
+            fmt::format("use S* on {} (all-gather each unit before use, as ZeRO-3/FSDP)", an));
+      }
+      if (IsSharded(theta) && omega == Mode::kReplicated && grad == Mode::kReplicated) {
+        AddFinding(plan, Severity::kWarning, "redundant-optimizer", State::kOptimizer, axis,
+                   fmt::format("params are {} on {} while the optimizer is replicated (R): every "
+                               "rank updates every parameter and keeps only its shard",
+                               ModeText(theta), an),
+                   fmt::format("shard the optimizer and grads on {} (S), as ZeRO-3", an));
+      }
+      for (State s : {State::kOptimizer, State::kGrads}) {
+        if (c.at(axis, s).mode == Mode::kShardedGather) {
+          AddFinding(plan, Severity::kWarning, "gather-not-needed", s, axis,
+                     fmt::format("{} are S* on {}: they are never gathered before use; read as "
+                                 "sharded (S)",
+                                 StateName(s), an),
+                     fmt::format("write S for {} on {}", StateName(s), an));
+        }
+      }
+      if (axis == Axis::kData && (act == Mode::kSharded || act == Mode::kShardedGather)) {
+        AddFinding(plan, Severity::kError, "activation-placement", State::kActivations, axis,
+                   fmt::format("activations are {} on dp: each dp rank already holds only the "
+                               "activations of its own micro-batch, so sharding them over dp "
+                               "has no meaning",
+                               ModeText(act)),
+                   "place activations as R on dp (M to recompute them, O to offload them)");
+      }
+    } else {
+      // tp, pp, ep slice the model: Θ, Ω and G must be sliced the same way.
+      for (State s : kModelStates) {
+        const Mode mode = c.at(axis, s).mode;
+        if (mode == Mode::kSharded || mode == Mode::kMaterialized) continue;
+        if (s == State::kOptimizer && mode == Mode::kReplicated && IsSharded(theta)) continue;
+        if (s == State::kGrads && IsSharded(grad) && omega == Mode::kReplicated) continue;
+        AddFinding(plan, Severity::kError, "model-parallel-placement", s, axis,
+                   fmt::format("{} are {} on {}: {} slices the model ({}), so every rank computes "
+                               "with, differentiates and updates only its own slice",
+                               StateName(s), ModeText(mode), an, an,
+                               axis == Axis::kTensor     ? "Megatron tensor parallelism"
+                               : axis == Axis::kPipeline ? "layers per stage"
+                                                         : "experts per rank"),
+                   fmt::format("shard {} on {} (S)", StateName(s), an));
+      }
+      if (axis == Axis::kPipeline && act != Mode::kSharded && act != Mode::kMaterialized) {
+        AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
+                   fmt::format("activations are {} on pp; each stage only ever holds the "
+                               "activations of its own layers; read as sharded (S)",
+                               ModeText(act)),
+                   "write S for activations on pp");
+      }
+      if (axis == Axis::kTensor && act == Mode::kShardedGather) {
+        AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
+                   "activations are S* on tp; read as sequence parallel (S)",
+                   "write S (sequence parallel) or R for activations on tp");
+      }
+    }
+    // Offload targets.
+    for (int si = 0; si < kNumStates; ++si) {
+      const State s = static_cast<State>(si);
+      const Placement& p = c.at(axis, s);
+      if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNone) {
+        AddFinding(plan, Severity::kError, "offload-target", s, axis,
+                   fmt::format("{} are offloaded (O) on {} without a target", StateName(s), an),
+                   "name the target: host or nvme");
+      }
+      if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNvme &&
+          c.cluster->node.nvme_capacity.count() <= 0) {
+        AddFinding(plan, Severity::kError, "offload-target", s, axis,
+                   fmt::format("{} are offloaded to NVMe on {}, but the node has no NVMe",
+                               StateName(s), an),
+                   "offload to host memory, or describe the node's NVMe (nvme_capacity)");
+      }
+      if (p.mode == Mode::kOffloaded && p.target != OffloadTarget::kNone &&
+          c.Target(s) != p.target) {
+        AddFinding(
+            plan, Severity::kError, "offload-target", s, axis,
+            fmt::format("{} are offloaded to {} on {} but to {} on another axis", StateName(s),
+                        OffloadTargetName(p.target), an, OffloadTargetName(c.Target(s))),
+            "offload a state to one target");
+      }
+    }
+  }
+}
+
+void CheckComposition(const Context& c, Plan& plan) {
+  const topology::ClusterSpec& cl = *c.cluster;
+  const int64_t devices = int64_t{cl.nodes} * cl.node.gpus;
+  if (plan.world != devices) {
+    AddFinding(plan, Severity::kError, "world-size", std::nullopt, std::nullopt,
+               fmt::format("the mesh has dp {} x tp {} x pp {} x cp {} = {} but the cluster "
+                           "has {} x {} = {}",
+                           c.dp, c.tp, c.pp, c.cp, CountOf(plan.world, "rank", "ranks"),
+                           CountOf(cl.nodes, "node", "nodes"), CountOf(cl.node.gpus, "GPU", "GPUs"),
+                           CountOf(devices, "device", "devices")),
+               "make dp x tp x pp x cp equal the number of GPUs");
+  }
+  const int64_t per_step = c.training->micro_batch * c.dp;
+  if (c.training->global_batch % per_step != 0) {
+    AddFinding(plan, Severity::kError, "batch-divisibility", std::nullopt, Axis::kData,
+               fmt::format("global batch {} is not a multiple of micro-batch {} x dp {} = {}",
+                           c.training->global_batch, c.training->micro_batch, c.dp, per_step),
+               fmt::format("use a global batch that is a multiple of {}", per_step));
+  }
+  if (c.tp > 1 && c.arch) {
+    const TransformerSpec& t = c.model->transformer;
+    const std::pair<const char*, int64_t> dims[] = {
+        {"heads", t.heads},
+        {"kv_heads", t.kv_heads > 0 ? t.kv_heads : t.heads},
+        {"hidden", t.hidden},
+        {"ffn_hidden", t.ffn_hidden > 0 ? t.ffn_hidden : 4 * t.hidden}};
+    for (const auto& [what, value] : dims) {
+      if (value % c.tp != 0) {
+        AddFinding(plan, Severity::kError, "tp-divisibility", State::kParams, Axis::kTensor,
+                   fmt::format("tp {} does not divide {} {}: tensor parallelism splits {} evenly "
+                               "across the tp ranks",
+                               c.tp, what, value, what),
+                   fmt::format("use a tp that divides {} {}", what, value));
+      }
+    }
+  }
+  if (c.tp > 1 && c.tp > cl.node.gpus) {
+    AddFinding(plan, Severity::kWarning, "tp-within-node", std::nullopt, Axis::kTensor,
+               fmt::format("tp {} is larger than the {} of a node: tensor-parallel "
+                           "collectives (several per layer) would cross the scale-out network",
+                           c.tp, CountOf(cl.node.gpus, "GPU", "GPUs")),
+               fmt::format("keep tp <= {} (inside a node) unless this is intended", cl.node.gpus));
+  }
+  if (c.arch && c.pp > 1 && c.params.layers % (int64_t{c.pp} * c.v) != 0) {
+    AddFinding(plan, Severity::kError, "pp-divisibility", State::kParams, Axis::kPipeline,
+               fmt::format("pp {} x virtual stages {} = {} does not divide the {}", c.pp, c.v,
+                           c.pp * c.v, CountOf(c.params.layers, "layer", "layers")),
+               "use a pp (and virtual stage count) that divides the layers");
+  }
+  if (c.v > 1 &&
+      (c.pp == 1 || c.training->pipeline_schedule != PipelineSchedule::kInterleaved1F1B)) {
+    AddFinding(plan, Severity::kError, "virtual-stages", std::nullopt, Axis::kPipeline,
+               fmt::format("virtual_stages {} needs the interleaved-1f1b schedule and pp > 1", c.v),
+               "set virtual_stages to 1, or use interleaved-1f1b with pp > 1");
+  }
+  if (c.pp > 1 && c.m < c.pp) {
+    AddFinding(plan, Severity::kWarning, "pipeline-microbatches", std::nullopt, Axis::kPipeline,
+               fmt::format("{} micro-batch{} per step for {} pipeline stages: the bubble is "
+                           "{:.0f}% of the step",
+                           c.m, c.m == 1 ? "" : "es", c.pp, 100.0 * plan.bubble_fraction / (1 + plan.bubble_fraction)),
+               "use at least as many micro-batches per step as stages (a larger global batch "
+               "or a smaller micro-batch)");
+  }
+  if (c.cp > 1 && c.arch && c.model->transformer.seq_len % c.cp != 0) {
+    AddFinding(plan, Severity::kError, "cp-divisibility", State::kActivations, Axis::kContext,
+               fmt::format("cp {} does not divide seq_len {}", c.cp, c.model->transformer.seq_len),
+               "use a cp that divides the sequence length");
+  }
+  if (c.ep > 1) {
+    const int64_t experts = c.arch ? c.model->transformer.experts : 0;
+    if (experts <= 1) {
+      AddFinding(plan, Severity::kError, "ep-divisibility", State::kParams, Axis::kExpert,
+                 fmt::format("ep {} on a dense model: expert parallelism needs experts", c.ep),
+                 "set ep to 1, or use a mixture-of-experts model");
+    } else if (experts % c.ep != 0) {
+      AddFinding(plan, Severity::kError, "ep-divisibility", State::kParams, Axis::kExpert,
+                 fmt::format("ep {} does not divide the {} experts", c.ep, experts),
+                 "use an ep that divides the number of experts");
+    }
+    if (c.dp % c.ep != 0) {
+      AddFinding(plan, Severity::kError, "ep-divisibility", std::nullopt, Axis::kExpert,
+                 fmt::format("ep {} does not divide dp {}: expert-parallel groups are carved out "
+                             "of the data-parallel ranks",
+                             c.ep, c.dp),
+                 "use an ep that divides dp");
+    }
+  }
+  const int g = c.strategy->shard_group_size;
+  if (g > 0 && (g > c.dp || c.dp % g != 0)) {
+    AddFinding(plan, Severity::kError, "hybrid-shard-group", std::nullopt, Axis::kData,
+               fmt::format("shard_group_size {} does not divide dp {}", g, c.dp),
+               "use a shard group size that divides dp (e.g. the dp ranks of one node)");
+  }
+  if (c.training->sequence_parallel && c.tp == 1) {
+    AddFinding(plan, Severity::kWarning, "sequence-parallel", State::kActivations, Axis::kTensor,
+               "sequence parallelism is set but tp is 1: it has no effect",
+               "drop sequence_parallel, or use tp > 1");
+  }
+}
+
+void CheckCapacities(const Context& c, Plan& plan) {
+  const topology::NodeSpec& node = c.cluster->node;
+  Bytes host, nvme;
+  for (const RankRole& r : plan.roles) {
+    host = std::max(host, r.memory.offloaded_host);
+    nvme = std::max(nvme, r.memory.offloaded_nvme);
+  }
+  const int64_t gpus = std::max(1, node.gpus);
+  if (host.count() > 0 && host * gpus > node.host_memory) {
+    AddFinding(plan, Severity::kError, "offload-capacity", std::nullopt, std::nullopt,
+               fmt::format("offloaded states need {} of host memory per node ({} x {}), "
+                           "but the node has {}",
+                           ToString(host * gpus), CountOf(gpus, "GPU", "GPUs"), ToString(host),
+                           ToString(node.host_memory)),
+               "offload less, shard over more devices, or offload to NVMe");
+  }
+  if (nvme.count() > 0 && node.nvme_capacity.count() > 0 && nvme * gpus > node.nvme_capacity) {
+    AddFinding(plan, Severity::kError, "offload-capacity", std::nullopt, std::nullopt,
+               fmt::format("offloaded states need {} of NVMe per node, but the node has {}",
+                           ToString(nvme * gpus), ToString(node.nvme_capacity)),
+               "offload less, or shard over more devices");
+  }
+  for (const RankRole& r : plan.roles) {
+    if (!r.memory.fits) {
+      AddFinding(plan, Severity::kWarning, "memory-fits", std::nullopt, std::nullopt,
+                 fmt::format("{} need {} per device but the device has {}", r.name,
+                             ToString(r.memory.total), ToString(r.memory.capacity)),
+                 "shard more states, recompute activations, use a smaller micro-batch or more "
+                 "devices");
+    }
+  }
+}
+
+bool ModeTargetsNvme(const StrategySpec& strategy, State s) {
+  for (int a = 0; a < topology::kNumAxes; ++a) {
+    const Placement& p = strategy.placement[a][static_cast<int>(s)];
+    if (strategy.mesh.size(static_cast<Axis>(a)) > 1 && p.mode == Mode::kOffloaded &&
+        p.target == OffloadTarget::kNvme)
+      return true;
+  }
+  return false;
+}
+
+// The placement as the plan models it: as written, except that activations on tp are S
+// when sequence parallelism is in effect, and activations on dp are M when full recompute is
+// in effect and no axis says M already.
+std::array<std::array<Placement, kNumStates>, topology::kNumAxes> EffectivePlacement(
+    const StrategySpec& strategy, bool sequence_parallel, Recompute recompute) {
+  auto placement = strategy.placement;
+  const int act = static_cast<int>(State::kActivations);
+  if (sequence_parallel) {
+    placement[static_cast<int>(Axis::kTensor)][act] = Placement{Mode::kSharded};
+  }
+  bool materialized = false;
+  for (int a = 0; a < topology::kNumAxes; ++a) {
+    if (placement[a][act].mode == Mode::kMaterialized) materialized = true;
+  }
+  Placement& dp = placement[static_cast<int>(Axis::kData)][act];
+  if (recompute == Recompute::kFull && !materialized && dp.mode == Mode::kReplicated) {
+    dp = Placement{Mode::kMaterialized};
+  }
+  return placement;
+}
+
+Status Validate(const ModelSpec& model, const TrainingSpec& training,
+                const StrategySpec& strategy) {
+  ErrorList errors;
+  const topology::MeshShape& mesh = strategy.mesh;
+  for (int a = 0; a < topology::kNumAxes; ++a) {
+    const Axis axis = static_cast<Axis>(a);
+    if (mesh.size(axis) < 1) {
+      errors.Add(fmt::format("strategy.mesh.{}", AxisName(axis)), std::to_string(mesh.size(axis)),
+                 "must be >= 1");
+    }
+  }
+  if (training.micro_batch < 1)
+    errors.Add("training.micro_batch", std::to_string(training.micro_batch), "must be >= 1");
+  if (training.global_batch < 1)
+    errors.Add("training.global_batch", std::to_string(training.global_batch), "must be >= 1");
+  if (training.virtual_stages < 1)
+    errors.Add("training.virtual_stages", std::to_string(training.virtual_stages), "must be >= 1");
+  if (strategy.layers_per_unit < 1)
+    errors.Add("strategy.layers_per_unit", std::to_string(strategy.layers_per_unit),
+               "must be >= 1");
+  if (strategy.shard_group_size < 0)
+    errors.Add("strategy.shard_group_size", std::to_string(strategy.shard_group_size),
+               "must be >= 0 (0 = the whole dp axis)");
+  if (!model.has_architecture()) {
+    if (model.parameter_count <= 0) {
+      errors.Add("model", model.name.empty() ? "\"\"" : model.name,
+                 "needs an architecture (layers > 0) or a parameter_count > 0");
+    }
+  } else {
+    const TransformerSpec& t = model.transformer;
+    const std::pair<const char*, int64_t> positive[] = {
+        {"hidden", t.hidden}, {"heads", t.heads}, {"seq_len", t.seq_len}};
+    for (const auto& [field, value] : positive) {
+      if (value < 1)
+        errors.Add(fmt::format("model.transformer.{}", field), std::to_string(value),
+                   "must be >= 1");
+    }
+    if (t.vocab < 0 || t.ffn_hidden < 0 || t.kv_heads < 0 || t.experts < 0)
+      errors.Add("model.transformer", "negative size",
+                 "vocab, ffn_hidden, kv_heads and "
+                 "experts must be >= 0");
+    if (t.heads > 0 && t.hidden % t.heads != 0)
+      errors.Add("model.transformer.heads", std::to_string(t.heads),
+                 fmt::format("must divide hidden {}", t.hidden));
+    if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0)
+      errors.Add("model.transformer.kv_heads", std::to_string(t.kv_heads),
+                 fmt::format("must divide heads {}", t.heads));
+    if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
+      errors.Add("model.transformer.top_k", std::to_string(t.top_k),
+                 fmt::format("must be between 1 and experts {}", t.experts));
+    if (t.experts > 1 && !(t.capacity_factor > 0))
+      errors.Add("model.transformer.capacity_factor", fmt::format("{}", t.capacity_factor),
+                 "must be > 0");
+  }
+  return errors.ToStatus();
+}
+
+}  // namespace
+
+StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
+                       const StrategySpec& strategy, const topology::ClusterSpec& cluster,
+                       const AnalyzeOptions& options) {
+  RETURN_IF_ERROR(Validate(model, training, strategy));
+  Context c;
+  c.model = &model;
+  c.training = &training;
+  c.strategy = &strategy;
+  c.cluster = &cluster;
+  c.options = options;
+  c.options.prefetch_depth = std::max(0, options.prefetch_depth);
+  const topology::MeshShape& mesh = strategy.mesh;
+  c.dp = mesh.dp;
+  c.tp = mesh.tp;
+  c.pp = mesh.pp;
+  c.cp = mesh.cp;
+  c.ep = mesh.ep;
+  c.v = c.pp > 1 ? training.virtual_stages : 1;
+  c.arch = model.has_architecture();
+  if (c.arch) c.params = CountParameters(model.transformer);
+  c.bpp = BytesPerParameter(training);
+  c.m = std::max<int64_t>(1, training.global_batch / (training.micro_batch * c.dp));
+  c.s_local = c.arch ? CeilDiv(model.transformer.seq_len, c.cp) : 0;
+  const Mode tp_act = strategy.at(Axis::kTensor, State::kActivations).mode;
+  c.sp = c.tp > 1 && (training.sequence_parallel || tp_act == Mode::kSharded ||
+                      tp_act == Mode::kShardedGather);
+  c.recompute = training.recompute;
+  bool materialized = false;
+  for (int a = 0; a < topology::kNumAxes; ++a) {
+    if (strategy.placement[a][static_cast<int>(State::kActivations)].mode == Mode::kMaterialized)
+      materialized = true;
+  }
+  if (materialized && c.recompute == Recompute::kNone) c.recompute = Recompute::kFull;
+  const int g = strategy.shard_group_size;
+  c.shard_group = (g > 0 && g <= c.dp && c.dp % g == 0) ? g : c.dp;
+  if (c.cp > 1) {
+    c.cp_joins_dp = true;
+    for (State s : kModelStates) {
+      if (strategy.at(Axis::kContext, s).mode != strategy.at(Axis::kData, s).mode)
+        c.cp_joins_dp = false;
+    }
+  }
+
+  Plan plan;
+  plan.model_name = model.name;
+  plan.strategy_name = strategy.name;
+  plan.mesh = mesh;
+  plan.placement = EffectivePlacement(strategy, c.sp, c.recompute);
+  plan.training = training;
+  plan.world = mesh.world();
+  plan.cluster_devices = int64_t{cluster.nodes} * cluster.node.gpus;
+  plan.parameter_count = ParameterCount(model);
+  plan.has_architecture = c.arch;
+  plan.micro_batches = c.m;
+  plan.effective_recompute = c.recompute;
+  plan.effective_sequence_parallel = c.sp;
+  if (c.arch) {
+    plan.flops_per_iteration =
+        MegatronFlopsPerIteration(model.transformer, training.global_batch, c.recompute);
+  }
+  if (c.pp > 1) {
+    const bool interleaved = training.pipeline_schedule == PipelineSchedule::kInterleaved1F1B;
+    plan.bubble_fraction =
+        static_cast<double>(c.pp - 1) / static_cast<double>((interleaved ? c.v : 1) * c.m);
+  }
+  if (!c.arch) {
+    plan.notes.push_back(
+        "bare parameter count: model states only; activations, gather and staging buffers and "
+        "tensor/pipeline/context/expert traffic need an architecture");
+  }
+  if (materialized && training.recompute == Recompute::kNone) {
+    plan.notes.push_back("activations are M: full recompute assumed");
+  }
+  if (ModeTargetsNvme(strategy, State::kOptimizer)) {
+    plan.notes.push_back(
+        "optimizer on NVMe: the host-side NVMe swap of optimizer state at "
+        "each step is not listed among the device copies");
+  }
+  if (c.arch && model.transformer.experts > 1) {
+    plan.notes.push_back(
+        "FLOPs use Narayanan eq. 3 for the dense shape; expert MLP FLOPs are "
+        "not scaled by top_k");
+  }
+
+  // One role per stage, identical neighbours merged.
+  for (int i = 0; i < c.pp; ++i) {
+    RankRole r = BuildStage(c, i);
+    if (!plan.roles.empty() && SameRole(plan.roles.back(), r)) {
+      plan.roles.back().last_stage = i;
+      plan.roles.back().ranks += r.ranks;
+    } else {
+      plan.roles.push_back(std::move(r));
+    }
+  }
+  const Bytes capacity = cluster.node.gpu.hbm_capacity;
+  for (size_t k = 0; k < plan.roles.size(); ++k) {
+    RankRole& r = plan.roles[k];
+    r.name = RoleName(c, r);
+    MemoryBreakdown& mem = r.memory;
+    mem.total = mem.params + mem.grads + mem.optimizer + mem.activations + mem.gather_buffers +
+                mem.offload_staging;
+    mem.capacity = capacity;
+    mem.headroom = capacity - mem.total;
+    mem.fits = mem.total <= capacity;
+    if (mem.total > plan.roles[static_cast<size_t>(plan.largest_role)].memory.total)
+      plan.largest_role = static_cast<int>(k);
+  }
+
+  CheckPlacement(c, plan);
+  CheckComposition(c, plan);
+  CheckCapacities(c, plan);
+  return plan;
+}
+
+}  // namespace placesim::strategies

@@ -1,0 +1,129 @@
+// Transformer parameter, activation and FLOP formulas; the maths and sources are in model.h.
+// Thread-safety: pure functions.
+#include "strategies/model.h"
+
+#include <cmath>
+
+namespace placesim::strategies {
+namespace {
+
+int64_t KvHeads(const TransformerSpec& t) { return t.kv_heads > 0 ? t.kv_heads : t.heads; }
+bool IsMoe(const TransformerSpec& t) { return t.experts > 1; }
+
+// Ceiling division for non-negative operands.
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+StateBytes BytesPerParameter(const TrainingSpec& training) {
+  const bool master = training.precision != Precision::kBf16;
+  int64_t moments = 0;
+  switch (training.optimizer) {
+    case Optimizer::kAdam:
+    case Optimizer::kAdamW:
+      moments = 8;  // fp32 momentum and variance
+      break;
+    case Optimizer::kSgdMomentum:
+      moments = 4;  // fp32 momentum
+      break;
+    case Optimizer::kAdam8bit:
+      moments = 2;  // two 1-byte block-quantized moments
+      break;
+  }
+  return StateBytes{.params = 2, .grads = 2, .optimizer = moments + (master ? 4 : 0)};
+}
+
+ParameterBreakdown CountParameters(const TransformerSpec& t) {
+  ParameterBreakdown p;
+  const int64_t h = t.hidden;
+  const int64_t kv_width = KvHeads(t) * (h / t.heads);  // k d
+  const int64_t f = t.ffn_hidden > 0 ? t.ffn_hidden : 4 * h;
+  const int64_t mlp_matrices = (t.gated_mlp ? 3 : 2) * h * f;
+  const int64_t mlp_column_bias = t.biases ? (t.gated_mlp ? 2 : 1) * f : 0;
+  const int64_t mlp_row_bias = t.biases ? h : 0;
+
+  p.layers = t.layers;
+  p.embedding = t.vocab * h + (t.learned_position_embeddings ? t.seq_len * h : 0);
+  p.head = t.tied_embeddings ? 0 : t.vocab * h;
+  p.final_norm = t.biases ? 2 * h : h;
+
+  const int64_t attention = 2 * h * h + 2 * h * kv_width;
+  const int64_t qkv_bias = t.biases ? h + 2 * kv_width : 0;
+  const int64_t out_bias = t.biases ? h : 0;
+  const int64_t norms = 2 * (t.biases ? 2 * h : h);
+  p.layer_tp_split = attention + qkv_bias;
+  p.layer_tp_replicated = norms + out_bias;
+  if (IsMoe(t)) {
+    p.layer_experts = t.experts * (mlp_matrices + mlp_column_bias + mlp_row_bias);
+    p.layer_router = h * t.experts;
+  } else {
+    p.layer_tp_split += mlp_matrices + mlp_column_bias;
+    p.layer_tp_replicated += mlp_row_bias;
+  }
+  return p;
+}
+
+int64_t ParameterCount(const ModelSpec& model) {
+  if (model.has_architecture()) return CountParameters(model.transformer).total();
+  return model.parameter_count;
+}
+
+int64_t MegatronParameterCount(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq_len) {
+  return 12 * layers * hidden * hidden + 13 * layers * hidden + (vocab + seq_len) * hidden;
+}
+
+Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int64_t seq_len,
+                              int tp, bool sequence_parallel, Recompute recompute) {
+  const int64_t s = seq_len;
+  const int64_t b = micro_batch;
+  const int64_t h = t.hidden;
+  const int64_t a = t.heads;
+  const int64_t sb = s * b;
+  if (recompute == Recompute::kFull) {
+    // Only the layer input (2 s b h bytes in 16-bit) is kept; sequence parallelism splits it.
+    const int64_t input = 2 * sb * h;
+    return Bytes::Count(sequence_parallel ? CeilDiv(input, tp) : input);
+  }
+  const int64_t kv_width = KvHeads(t) * (h / a);
+  const int64_t f = t.ffn_hidden > 0 ? t.ffn_hidden : 4 * h;
+  // Korthikanti's 10 s b h: LayerNorm inputs, QKV and MLP inputs, dropout masks.
+  const int64_t unsplit = 10 * sb * h;
+  // Korthikanti's 24 s b h, generalized: Q (2h), K and V (2kd each), output-projection
+  // input (2h), and the MLP's inner activations.
+  int64_t mlp = sb * (t.gated_mlp ? 6 * f : 4 * f);
+  if (IsMoe(t)) {
+    const double routed = static_cast<double>(t.top_k > 0 ? t.top_k : 1) * t.capacity_factor;
+    mlp = static_cast<int64_t>(std::llround(static_cast<double>(mlp) * routed));
+  }
+  const int64_t split = sb * (2 * h + 4 * kv_width + 2 * h) + mlp;
+  // Attention scores (2), softmax dropout mask (1) and its output (2): 5 a s^2 b.
+  const int64_t scores = recompute == Recompute::kSelective ? 0 : 5 * a * s * s * b;
+  int64_t bytes = 0;
+  if (sequence_parallel) {
+    bytes = CeilDiv(unsplit + split, tp) + CeilDiv(scores, tp);
+  } else {
+    bytes = unsplit + CeilDiv(split, tp) + CeilDiv(scores, tp);
+  }
+  return Bytes::Count(bytes);
+}
+
+Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
+                                Recompute recompute) {
+  const double B = static_cast<double>(global_batch);
+  const double s = static_cast<double>(t.seq_len);
+  const double l = static_cast<double>(t.layers);
+  const double h = static_cast<double>(t.hidden);
+  const double V = static_cast<double>(t.vocab);
+  const double shape = B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+  switch (recompute) {
+    case Recompute::kFull:
+      return Flops::Count(96.0 * shape);
+    case Recompute::kSelective:
+      return Flops::Count(72.0 * shape + 4.0 * B * s * s * h * l);
+    case Recompute::kNone:
+      break;
+  }
+  return Flops::Count(72.0 * shape);
+}
+
+}  // namespace placesim::strategies

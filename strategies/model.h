@@ -1,0 +1,109 @@
+// The transformer maths behind the analytic plan: parameter counts, bytes per parameter of
+// each model state, activation bytes per layer and FLOPs per iteration.
+//
+// Parameter count. Megatron-LM (Narayanan et al. 2021, "Efficient Large-Scale Language Model
+// Training on GPU Clusters Using Megatron-LM", Section 5.1, eq. 2) gives, for a GPT with l
+// layers, hidden size h, vocabulary V and sequence length s,
+//     P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)) = 12 l h^2 + 13 l h + (V + s) h.
+// CountParameters generalizes it. Per layer, with d = h / a the head size and k kv heads:
+//     attention  2 h^2 + 2 h (k d)                (Q and output h x h; K and V h x kd)
+//     MLP        2 h f  (3 h f when gated)         (f = ffn_hidden; x experts for MoE)
+//     router     h E                               (MoE only)
+//     biases     h + 2kd (QKV) + h (out) + f (x2 gated) + h (MLP), per expert for the MLP
+//     norms      2 x 2h (LayerNorm with biases) or 2 x h (RMSNorm without)
+// and for the whole model: word embedding V h, learned positions s h, an untied output
+// projection V h, a final norm (2h or h). For the GPT shape (k = a, f = 4h, biases, learned
+// positions, tied) this is exactly eq. 2 plus the final LayerNorm's 2h.
+//
+// Activations. Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+// Transformer Models", arXiv 2205.05198), Section 4 and Table 2, bytes per layer:
+//     no parallelism               s b h (34 + 5 a s / h)
+//     tensor parallel              s b h (10 + 24/t + 5 a s / (h t))
+//     tensor + sequence parallel   s b h (34/t + 5 a s / (h t))
+//     tensor parallel + selective  s b h (10 + 24/t)
+//     tensor + sequence + selective s b h (34/t)
+//     full recompute               2 s b h (2 s b h / t with sequence parallelism)
+// The 10 s b h that tensor parallelism alone cannot split are the two LayerNorm inputs (4),
+// the inputs of the QKV and first MLP projections (2 + 2) and the two dropout masks (1 + 1);
+// the 24 s b h it splits are Q, K (4), V (2), the output-projection input (2) and the MLP's
+// GeLU input and output (8 + 8); 5 a s^2 b are the attention scores, softmax and dropout.
+// Generalized here: K and V shrink to k d columns each under grouped-query attention, the
+// MLP term is 2f + 2f (3 x 2f when gated), and under MoE the MLP term is multiplied by
+// top_k x capacity_factor (each token visits top_k experts). Dropout masks are kept even for
+// models trained without dropout (a small over-estimate, 2 s b h per layer).
+//
+// FLOPs. Narayanan et al. 2021, eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per
+// iteration with full recompute (forward, backward = 2 forwards, recomputed forward) and
+// 72 B s l h^2 (...) without. Selective recompute (Korthikanti Section 5) re-runs only the
+// attention core, adding its forward FLOPs 4 B s^2 h per layer.
+//
+// Thread-safety: pure functions.
+#ifndef PLACESIM_STRATEGIES_MODEL_H_
+#define PLACESIM_STRATEGIES_MODEL_H_
+
+#include <cstdint>
+
+#include "base/units.h"
+#include "strategies/spec.h"
+
+namespace placesim::strategies {
+
+// Bytes per parameter of each model state.
+//   params:    2 (bf16/fp16 weights; fp8 training keeps bf16 weights and casts per matmul)
+//   grads:     2 (bf16/fp16, as in the ZeRO paper's 2Ψ)
+//   optimizer: K. Mixed precision keeps an fp32 master copy (4) beside the optimizer's own
+//              state: Adam/AdamW fp32 momentum + variance (4 + 4) → K = 12 (ZeRO paper,
+//              Rajbhandari et al. 2020, Section 3.1); SGD with fp32 momentum (4) → K = 8;
+//              8-bit Adam (Dettmers et al. 2022) two 1-byte moments (1 + 1) → K = 6.
+//              Pure bf16 drops the master copy: K = 8, 4 and 2.
+struct StateBytes {
+  int64_t params = 0;
+  int64_t grads = 0;
+  int64_t optimizer = 0;
+};
+StateBytes BytesPerParameter(const TrainingSpec& training);
+
+// Parameters by where they live: the embedding on the first pipeline stage, the output
+// projection and final norm on the last, and per-layer groups with their tensor/expert
+// parallel behaviour. All counts are elements.
+struct ParameterBreakdown {
+  int64_t layers = 0;
+  int64_t embedding = 0;   // word embedding V h (+ learned positions s h)
+  int64_t head = 0;        // untied output projection V h; 0 when tied
+  int64_t final_norm = 0;  // 2h (LayerNorm) or h (RMSNorm)
+  // Per layer.
+  int64_t layer_tp_split = 0;       // attention and dense-MLP matrices and column biases
+  int64_t layer_tp_replicated = 0;  // norms and the biases of row-parallel projections
+  int64_t layer_experts = 0;        // all experts' MLP parameters (MoE only)
+  int64_t layer_router = 0;         // router h x E (MoE only)
+
+  int64_t per_layer() const {
+    return layer_tp_split + layer_tp_replicated + layer_experts + layer_router;
+  }
+  int64_t total() const { return layers * per_layer() + embedding + head + final_norm; }
+};
+
+// REQUIRES: t.hidden, t.heads > 0 (kv_heads 0 is read as heads).
+ParameterBreakdown CountParameters(const TransformerSpec& t);
+
+// Ψ: the architecture's count when it has one, else the bare parameter_count.
+int64_t ParameterCount(const ModelSpec& model);
+
+// Narayanan et al. 2021 eq. 2, exactly: 12 l h^2 + 13 l h + (V + s) h.
+int64_t MegatronParameterCount(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq_len);
+
+// Korthikanti et al. 2022 Table 2 (generalized as described above): activation bytes one
+// transformer layer keeps for one micro-batch of `micro_batch` sequences of `seq_len` tokens
+// (pass s / cp under context parallelism) with tensor-parallel size `tp`.
+// REQUIRES: micro_batch, seq_len, tp >= 1; t.hidden, t.heads > 0.
+Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int64_t seq_len,
+                              int tp, bool sequence_parallel, Recompute recompute);
+
+// Narayanan et al. 2021 eq. 3 for one iteration of `global_batch` sequences of the model's
+// seq_len (see above for recompute). REQUIRES: t has an architecture.
+Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
+                                Recompute recompute);
+
+}  // namespace placesim::strategies
+
+#endif  // PLACESIM_STRATEGIES_MODEL_H_

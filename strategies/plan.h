@@ -1,0 +1,158 @@
+// The analytic plan: what `placesim analyze` derives from a placement specification alone —
+// bytes per state per device for every distinct rank role, the collectives and offload
+// copies of one optimizer step, the pipeline bubble, FLOPs, and the correctness verdict.
+// Built by Analyze (strategies/analyzer.h), printed by strategies/report.h.
+//
+// Invariants: roles is never empty; largest_role indexes the role with the largest memory
+// total; for every role, memory.total is the sum of its parts and comm_bytes is the sum of
+// its collectives' total_bytes. A Plan is the same for the same inputs, to the byte.
+// Thread-safety: plain values.
+#ifndef PLACESIM_STRATEGIES_PLAN_H_
+#define PLACESIM_STRATEGIES_PLAN_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/units.h"
+#include "strategies/spec.h"
+#include "topology/mesh.h"
+
+namespace placesim::strategies {
+
+// -------------------------------------------------------------------------- memory
+// Per-device bytes resident in device memory (HBM).
+struct MemoryBreakdown {
+  Bytes params;
+  Bytes grads;
+  Bytes optimizer;
+  Bytes activations;
+  Bytes gather_buffers;   // S*: gathered units in flight (and their full gradients)
+  Bytes offload_staging;  // O: device-side buffers that stream offloaded states
+  Bytes total;            // the sum of the above
+  Bytes capacity;         // the device's HBM
+  Bytes headroom;         // capacity - total; negative when it does not fit
+  bool fits = false;      // total <= capacity
+  // Off-device bytes this device's offloaded states occupy.
+  Bytes offloaded_host;
+  Bytes offloaded_nvme;
+
+  Bytes model_states() const { return params + grads + optimizer; }
+};
+
+// -------------------------------------------------------------------------- communication
+enum class CollectiveKind {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kSendRecv,
+  kAllToAll,
+  kBroadcast
+};
+const char* CollectiveKindName(CollectiveKind k);  // "all-reduce", "reduce-scatter", ...
+
+// One collective as seen by one device, repeated `count` times per optimizer step.
+// Ring volumes per device: all-reduce 2(N-1)/N·S, reduce-scatter and all-gather (N-1)/N·S,
+// all-to-all (N-1)/N·S, where S = buffer_bytes is the full (unsharded) buffer; send/recv and
+// broadcast move S. total_bytes = bytes_per_call * count.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  topology::Axis axis = topology::Axis::kData;
+  State state = State::kGrads;
+  int group_size = 1;
+  Bytes buffer_bytes;
+  Bytes bytes_per_call;
+  int64_t count = 0;
+  Bytes total_bytes;
+  std::string purpose;  // one line: why the strategy needs it
+};
+
+// A PCIe (or NVMe) copy of an offloaded state, per device per step.
+enum class CopyDirection { kDeviceToHost, kHostToDevice };
+const char* CopyDirectionName(CopyDirection d);  // "d2h", "h2d"
+struct OffloadCopy {
+  CopyDirection direction = CopyDirection::kDeviceToHost;
+  State state = State::kGrads;
+  OffloadTarget target = OffloadTarget::kHost;
+  Bytes bytes_per_step;
+  std::string purpose;
+};
+
+// -------------------------------------------------------------------------- roles
+// Ranks that hold the same bytes: with pp == 1 every rank; with pipelining, one role per
+// stage, consecutive identical stages merged (the first stage holds the embedding, the last
+// the output layer and loss).
+struct RankRole {
+  std::string name;  // "all ranks", "pp stage 0 (first)", "pp stages 1-2", ...
+  int first_stage = 0;
+  int last_stage = 0;
+  int64_t ranks = 0;   // how many ranks of the world play this role
+  int64_t layers = 0;  // transformer layers on each of its stages
+  bool has_embedding = false;
+  bool has_head = false;
+  double microbatches_in_flight = 0;  // activations kept, in micro-batches of the stage
+  int64_t params_local = 0;           // parameters this device computes with (after tp/pp/ep)
+  MemoryBreakdown memory;
+  std::vector<Collective> collectives;
+  Bytes comm_bytes;  // per device per step, sum of collectives
+  std::vector<OffloadCopy> copies;
+  Bytes copy_bytes;  // per device per step, sum of copies
+};
+
+// -------------------------------------------------------------------------- correctness
+enum class Severity { kWarning, kError };
+const char* SeverityName(Severity s);  // "warning", "error"
+
+// One broken rule. `rule` is a stable identifier (e.g. "gradient-integrity").
+struct Finding {
+  Severity severity = Severity::kError;
+  std::string rule;
+  std::optional<State> state;
+  std::optional<topology::Axis> axis;
+  std::string message;  // what goes wrong, naming the state and axis
+  std::string fix;      // what would make it right
+};
+
+// -------------------------------------------------------------------------- the plan
+struct Plan {
+  // The scenario, echoed for reports.
+  std::string model_name;
+  std::string strategy_name;
+  topology::MeshShape mesh;
+  // The effective placement[axis][state]: as written, except that activations on tp read S
+  // when sequence parallelism is in effect (tp > 1), and activations on dp read M when full
+  // recompute is in effect (from the training setup) and no axis says M already.
+  std::array<std::array<Placement, kNumStates>, topology::kNumAxes> placement{};
+  TrainingSpec training;
+  int64_t world = 0;            // ranks in the mesh
+  int64_t cluster_devices = 0;  // nodes x gpus per node
+
+  // Derived from the workload.
+  int64_t parameter_count = 0;  // Ψ
+  bool has_architecture = false;
+  int64_t micro_batches = 0;  // per step per data-parallel rank: global / (micro x dp)
+  Recompute effective_recompute = Recompute::kNone;
+  bool effective_sequence_parallel = false;
+  Flops flops_per_iteration;   // Narayanan eq. 3; zero without an architecture
+  double bubble_fraction = 0;  // (p-1)/m, (p-1)/(v m) interleaved
+
+  std::vector<RankRole> roles;
+  int largest_role = 0;
+
+  std::vector<Finding> findings;
+  // Notes on what the model leaves out for this scenario (e.g. no activations for a bare
+  // parameter count).
+  std::vector<std::string> notes;
+
+  const RankRole& largest() const { return roles[static_cast<size_t>(largest_role)]; }
+  // True when no finding is an error.
+  bool ok() const;
+  int errors() const;
+  int warnings() const;
+};
+
+}  // namespace placesim::strategies
+
+#endif  // PLACESIM_STRATEGIES_PLAN_H_
