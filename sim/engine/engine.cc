@@ -1,9 +1,9 @@
 // Engine: the out-of-line, cold parts of the event loop (see engine.h).
 #include "sim/engine/engine.h"
 
-#include <string>
-
 #include <fmt/format.h>
+
+#include <string>
 
 namespace placesim::sim {
 

@@ -39,8 +39,8 @@ struct RunLimits {
 
 // Why Run() returned OK.
 enum class RunEnd {
-  kDrained,     // no events left
-  kTimeLimit,   // the next event lies beyond RunLimits::until
+  kDrained,    // no events left
+  kTimeLimit,  // the next event lies beyond RunLimits::until
 };
 
 class Engine {
@@ -66,8 +66,8 @@ class Engine {
   }
 
   // Schedules an event `delay` after now(). REQUIRES: delay >= 0.
-  uint64_t ScheduleAfter(Duration delay, uint16_t kind, uint32_t target = 0,
-                         uint64_t payload = 0, Phase phase = 0) {
+  uint64_t ScheduleAfter(Duration delay, uint16_t kind, uint32_t target = 0, uint64_t payload = 0,
+                         Phase phase = 0) {
     return ScheduleAt(now() + delay, kind, target, payload, phase);
   }
 

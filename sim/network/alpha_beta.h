@@ -41,8 +41,7 @@ inline Duration DrainTime(double bytes, double bytes_per_second) {
 // latency + bytes / bottleneck (see the rounding above). Zero bytes take exactly `latency`; a
 // zero bottleneck with bytes to move takes Duration::Max(). REQUIRES: latency >= 0. O(1).
 inline Duration AlphaBetaTime(Bandwidth bottleneck, Duration latency, Bytes bytes) {
-  Duration transfer =
-      DrainTime(static_cast<double>(bytes.count()), bottleneck.bytes_per_second());
+  Duration transfer = DrainTime(static_cast<double>(bytes.count()), bottleneck.bytes_per_second());
   if (transfer == Duration::Max() || transfer > Duration::Max() - latency) return Duration::Max();
   return latency + transfer;
 }

@@ -3,12 +3,12 @@
 // flow_network.h.
 #include "sim/network/flow_network.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "base/errors.h"
 #include "sim/network/alpha_beta.h"
@@ -31,9 +31,7 @@ struct PendingAfter {
 // Picoseconds to drain `bytes` at `rate`, rounded up after snapping (see alpha_beta.h).
 int64_t DrainPs(double bytes, double rate) { return DrainTime(bytes, rate).picoseconds(); }
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  return b > kMaxPs - a ? kMaxPs : a + b;
-}
+int64_t SaturatingAdd(int64_t a, int64_t b) { return b > kMaxPs - a ? kMaxPs : a + b; }
 
 constexpr uint64_t MakeId(uint32_t generation, uint32_t slot) {
   return (static_cast<uint64_t>(generation) << 32) | slot;
@@ -101,8 +99,8 @@ Bandwidth FlowNetwork::RouteBottleneck(std::span<const LinkIndex> route) const {
   return Bandwidth::BytesPerSecond(c);
 }
 
-FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes size,
-                          uint64_t tag, Duration extra_latency) {
+FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes size, uint64_t tag,
+                          Duration extra_latency) {
   PLACESIM_CHECK(now.picoseconds() >= now_ps_);
   PLACESIM_CHECK(size >= Bytes::Zero());
   PLACESIM_CHECK(extra_latency >= Duration::Zero());
@@ -208,9 +206,8 @@ void FlowNetwork::Advance(int64_t t_ps) {
       }
     }
     if (batch_.size() > transfers_done) {
-      std::sort(batch_.begin(), batch_.end(), [](const Pending& a, const Pending& b) {
-        return a.start_seq < b.start_seq;
-      });
+      std::sort(batch_.begin(), batch_.end(),
+                [](const Pending& a, const Pending& b) { return a.start_seq < b.start_seq; });
     }
     for (const Pending& p : batch_) Complete(p.slot);
     ++version_;
@@ -265,8 +262,8 @@ void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
 
 void FlowNetwork::Complete(uint32_t slot) {
   const Flow& f = flows_[slot];
-  done_.push_back(FlowCompletion{FlowId{MakeId(f.generation, slot)}, f.tag,
-                                 SimTime::Picoseconds(now_ps_)});
+  done_.push_back(
+      FlowCompletion{FlowId{MakeId(f.generation, slot)}, f.tag, SimTime::Picoseconds(now_ps_)});
   Leave(slot, /*count_bytes=*/true);
 }
 

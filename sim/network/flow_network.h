@@ -207,7 +207,7 @@ class FlowNetwork {
     uint64_t seen_epoch = 0;
     uint64_t fixed_epoch = 0;
     uint32_t generation = 0;
-    uint32_t version = 0;  // invalidates stale completion-heap entries
+    uint32_t version = 0;    // invalidates stale completion-heap entries
     bool has_entry = false;  // a current entry for this flow is in completions_
     Phase phase = Phase::kFree;
   };
