@@ -761,7 +761,8 @@ void CheckComposition(const Context& c, Plan& plan) {
     AddFinding(plan, Severity::kWarning, "pipeline-microbatches", std::nullopt, Axis::kPipeline,
                fmt::format("{} micro-batch{} per step for {} pipeline stages: the bubble is "
                            "{:.0f}% of the step",
-                           c.m, c.m == 1 ? "" : "es", c.pp, 100.0 * plan.bubble_fraction / (1 + plan.bubble_fraction)),
+                           c.m, c.m == 1 ? "" : "es", c.pp,
+                           100.0 * plan.bubble_fraction / (1 + plan.bubble_fraction)),
                "use at least as many micro-batches per step as stages (a larger global batch "
                "or a smaller micro-batch)");
   }
@@ -949,8 +950,8 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
   c.m = std::max<int64_t>(1, training.global_batch / (training.micro_batch * c.dp));
   c.s_local = c.arch ? CeilDiv(model.transformer.seq_len, c.cp) : 0;
   const Mode tp_act = strategy.at(Axis::kTensor, State::kActivations).mode;
-  c.sp = c.tp > 1 && (training.sequence_parallel || tp_act == Mode::kSharded ||
-                      tp_act == Mode::kShardedGather);
+  c.sp = c.tp > 1 &&
+         (training.sequence_parallel || tp_act == Mode::kSharded || tp_act == Mode::kShardedGather);
   c.recompute = training.recompute;
   bool materialized = false;
   for (int a = 0; a < topology::kNumAxes; ++a) {

@@ -139,17 +139,17 @@ std::string FormatPlanTable(const Plan& plan) {
   out += fmt::format("model     {} ({} parameters)\n",
                      plan.model_name.empty() ? "custom" : plan.model_name,
                      HumanCount(static_cast<double>(plan.parameter_count)));
-  out += fmt::format(
-      "strategy  {} on dp {} x tp {} x pp {} x cp {} (ep {}) = {}; cluster {}\n",
-      plan.strategy_name.empty() ? "custom" : plan.strategy_name, m.dp, m.tp, m.pp, m.cp, m.ep,
-      CountOf(plan.world, "rank", "ranks"), CountOf(plan.cluster_devices, "device", "devices"));
+  out += fmt::format("strategy  {} on dp {} x tp {} x pp {} x cp {} (ep {}) = {}; cluster {}\n",
+                     plan.strategy_name.empty() ? "custom" : plan.strategy_name, m.dp, m.tp, m.pp,
+                     m.cp, m.ep, CountOf(plan.world, "rank", "ranks"),
+                     CountOf(plan.cluster_devices, "device", "devices"));
   const TrainingSpec& t = plan.training;
   out += fmt::format(
       "training  {}, {}, micro-batch {}, global batch {}, {} per step, recompute {}, "
       "sequence parallel {}\n",
       PrecisionName(t.precision), OptimizerName(t.optimizer), t.micro_batch, t.global_batch,
-      CountOf(plan.micro_batches, "micro-batch", "micro-batches"), RecomputeName(plan.effective_recompute),
-      plan.effective_sequence_parallel ? "on" : "off");
+      CountOf(plan.micro_batches, "micro-batch", "micro-batches"),
+      RecomputeName(plan.effective_recompute), plan.effective_sequence_parallel ? "on" : "off");
   if (m.pp > 1) {
     out += fmt::format("pipeline  {} stages, {}{}, bubble {:.1f}% of ideal time\n", m.pp,
                        PipelineScheduleName(t.pipeline_schedule),

@@ -117,10 +117,10 @@ TEST(FormatPlacementTable, ShowsTheEffectivePlacement) {
   // zero1 writes activations R on tp; Gpt3Plan turns sequence parallelism on with tp 8, so
   // the activations the plan models are sharded on tp: the table and the JSON say S.
   const Plan sp = Gpt3Plan();
-  EXPECT_EQ(sp.placement[static_cast<int>(topology::Axis::kTensor)]
-                        [static_cast<int>(State::kActivations)]
-                            .mode,
-            Mode::kSharded);
+  EXPECT_EQ(
+      sp.placement[static_cast<int>(topology::Axis::kTensor)][static_cast<int>(State::kActivations)]
+          .mode,
+      Mode::kSharded);
   const nlohmann::json j = nlohmann::json::parse(FormatPlanJson(sp));
   EXPECT_EQ(j["scenario"]["placement"]["activations"]["tp"], "S");
   EXPECT_EQ(j["scenario"]["placement"]["activations"]["dp"], "R");  // selective: not M
@@ -131,8 +131,8 @@ TEST(FormatPlacementTable, ShowsTheEffectivePlacement) {
   TrainingSpec t = MakeTraining(1, 8);
   t.recompute = Recompute::kFull;
   t.sequence_parallel = true;
-  const Plan full = *Analyze(Model("llama2-7b"), t, *ExpandStrategyPreset("ddp", {.dp = 8}),
-                             MakeCluster(1));
+  const Plan full =
+      *Analyze(Model("llama2-7b"), t, *ExpandStrategyPreset("ddp", {.dp = 8}), MakeCluster(1));
   const nlohmann::json jf = nlohmann::json::parse(FormatPlanJson(full));
   EXPECT_EQ(jf["scenario"]["placement"]["activations"]["dp"], "M");
   EXPECT_EQ(jf["scenario"]["placement"]["activations"]["tp"], "R");

@@ -1,0 +1,773 @@
+// Implementation of BuildSchedules (see schedule.h for what a step holds and the invariants).
+// Structure: analyze the scenario for the plan the schedule must agree with; refuse what is
+// out of scope; lay out the units; emit the static allocs, then per micro-batch the forward
+// and backward with their gathers, copies and gradient synchronization, then the optimizer
+// step; finally give every collective its per-device bytes, splitting the plan's volume for
+// its (kind, state, group) over the ops in proportion to their buffers, so sums agree to the
+// byte.
+//
+// Invariant kept while emitting: an op is appended only after every op it depends on, so
+// dependencies always point backwards.
+// Thread-safety: pure functions.
+#include "strategies/schedule.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "strategies/analyzer.h"
+#include "strategies/model.h"
+
+namespace placesim::strategies {
+
+using topology::Axis;
+
+const char* OpKindName(OpKind k) {
+  switch (k) {
+    case OpKind::kCompute:
+      return "compute";
+    case OpKind::kCollective:
+      return "collective";
+    case OpKind::kCopy:
+      return "copy";
+    case OpKind::kHostCompute:
+      return "host-compute";
+    case OpKind::kAlloc:
+      return "alloc";
+    case OpKind::kFree:
+      return "free";
+  }
+  return "unknown";
+}
+
+const char* StreamName(Stream s) {
+  switch (s) {
+    case Stream::kCompute:
+      return "compute";
+    case Stream::kComm:
+      return "comm";
+    case Stream::kCopy:
+      return "copy";
+    case Stream::kHost:
+      return "host";
+  }
+  return "unknown";
+}
+
+const char* PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kStep:
+      return "step";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackwardInput:
+      return "backward-input";
+    case Phase::kBackwardWeight:
+      return "backward-weight";
+    case Phase::kRecompute:
+      return "recompute";
+    case Phase::kOptimizer:
+      return "optimizer";
+  }
+  return "unknown";
+}
+
+const char* CopyKindName(CopyKind k) {
+  switch (k) {
+    case CopyKind::kDeviceToHost:
+      return "d2h";
+    case CopyKind::kHostToDevice:
+      return "h2d";
+    case CopyKind::kNvmeRead:
+      return "nvme-read";
+    case CopyKind::kNvmeWrite:
+      return "nvme-write";
+  }
+  return "unknown";
+}
+
+const char* MemoryTagName(MemoryTag t) {
+  switch (t) {
+    case MemoryTag::kParams:
+      return "params";
+    case MemoryTag::kGatheredParams:
+      return "gathered-params";
+    case MemoryTag::kGrads:
+      return "grads";
+    case MemoryTag::kGradBuckets:
+      return "grad-buckets";
+    case MemoryTag::kOptimizer:
+      return "optimizer";
+    case MemoryTag::kActivations:
+      return "activations";
+    case MemoryTag::kCheckpoints:
+      return "checkpoints";
+    case MemoryTag::kStaging:
+      return "staging";
+  }
+  return "unknown";
+}
+
+const char* MemorySpaceName(MemorySpace m) {
+  switch (m) {
+    case MemorySpace::kDevice:
+      return "device";
+    case MemorySpace::kHost:
+      return "host";
+    case MemorySpace::kNvme:
+      return "nvme";
+  }
+  return "unknown";
+}
+
+const char* GroupKindName(GroupKind g) {
+  switch (g) {
+    case GroupKind::kAxis:
+      return "axis";
+    case GroupKind::kShardGroup:
+      return "shard-group";
+    case GroupKind::kReplicaGroup:
+      return "replica-group";
+  }
+  return "unknown";
+}
+
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
+
+bool IsShardedMode(Mode m) {
+  return m == Mode::kSharded || m == Mode::kShardedGather || m == Mode::kOffloaded;
+}
+
+// Splits `total` into parts proportional to `weights` that sum to `total` exactly: part k is
+// floor(total * W_k / W) - floor(total * W_{k-1} / W) with W_k the running sum.
+std::vector<int64_t> Split(int64_t total, const std::vector<int64_t>& weights) {
+  __int128 sum = 0;
+  for (int64_t w : weights) sum += w;
+  std::vector<int64_t> out(weights.size(), 0);
+  if (sum <= 0) return out;
+  __int128 running = 0;
+  int64_t prev = 0;
+  for (size_t k = 0; k < weights.size(); ++k) {
+    running += weights[k];
+    const auto upto = static_cast<int64_t>(static_cast<__int128>(total) * running / sum);
+    out[k] = upto - prev;
+    prev = upto;
+  }
+  return out;
+}
+
+// Per-device ring bytes, as the plan computes them.
+Bytes RingBytes(CollectiveKind kind, Bytes buffer, int64_t n) {
+  if (n <= 1) return Bytes::Zero();
+  const int factor = kind == CollectiveKind::kAllReduce ? 2 : 1;
+  const __int128 num = static_cast<__int128>(buffer.count()) * factor * (n - 1);
+  return Bytes::Count(static_cast<int64_t>((num + n / 2) / n));
+}
+
+// A gather / wrap unit: the embedding, a group of layers, or the output layer.
+struct Unit {
+  int32_t layer_begin = 0;  // transformer layers [begin, end); empty for embedding / output
+  int32_t layer_end = 0;
+  int32_t special = kNoLayer;  // kEmbeddingLayer or kOutputLayer for those units
+  int64_t elements = 0;        // parameters, unsharded
+};
+
+// A gradient bucket: elements [begin, end) of the gradient in backward order.
+struct Bucket {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+class Builder {
+ public:
+  explicit Builder(Schedule& s) : s_(s) {}
+
+  int32_t Add(Op op, std::initializer_list<int32_t> deps = {}) {
+    op.deps_begin = static_cast<int32_t>(s_.deps.size());
+    for (int32_t d : deps) {
+      if (d >= 0) s_.deps.push_back(d);
+    }
+    op.deps_end = static_cast<int32_t>(s_.deps.size());
+    s_.ops.push_back(op);
+    return static_cast<int32_t>(s_.ops.size() - 1);
+  }
+  int32_t Alloc(MemoryTag tag, MemorySpace space, Bytes bytes, Stream stream, Phase phase,
+                int32_t layer, int32_t mb, std::initializer_list<int32_t> deps = {}) {
+    if (bytes.count() <= 0) return -1;
+    Op op;
+    op.kind = OpKind::kAlloc;
+    op.stream = stream;
+    op.phase = phase;
+    op.layer = layer;
+    op.micro_batch = mb;
+    op.tag = tag;
+    op.space = space;
+    op.bytes = bytes;
+    return Add(op, deps);
+  }
+  int32_t Free(int32_t alloc, Stream stream, Phase phase,
+               std::initializer_list<int32_t> deps = {}) {
+    if (alloc < 0) return -1;
+    Op op = s_.ops[static_cast<size_t>(alloc)];
+    op.kind = OpKind::kFree;
+    op.stream = stream;
+    op.phase = phase;
+    op.alloc = alloc;
+    return Add(op, deps);
+  }
+  Op& at(int32_t i) { return s_.ops[static_cast<size_t>(i)]; }
+
+ private:
+  Schedule& s_;
+};
+
+Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, double flops, int64_t read,
+             int64_t written) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.stream = Stream::kCompute;
+  op.phase = phase;
+  op.layer = layer;
+  op.unit = unit;
+  op.micro_batch = mb;
+  op.flops = Flops::Count(flops);
+  op.bytes_read = Bytes::Count(read);
+  op.bytes_written = Bytes::Count(written);
+  return op;
+}
+
+Op CollectiveOp(CollectiveKind kind, State state, GroupKind group, int64_t group_size, Bytes buffer,
+                Phase phase, int32_t unit, int32_t mb) {
+  Op op;
+  op.kind = OpKind::kCollective;
+  op.stream = Stream::kComm;
+  op.phase = phase;
+  op.unit = unit;
+  op.micro_batch = mb;
+  op.collective = kind;
+  op.axis = Axis::kData;
+  op.group = group;
+  op.group_size = static_cast<int32_t>(group_size);
+  op.state = state;
+  op.buffer_bytes = buffer;
+  return op;
+}
+
+Op CopyOp(CopyKind kind, State state, Bytes bytes, Phase phase, int32_t unit, int32_t mb) {
+  Op op;
+  op.kind = OpKind::kCopy;
+  op.stream = Stream::kCopy;
+  op.phase = phase;
+  op.unit = unit;
+  op.micro_batch = mb;
+  op.copy = kind;
+  op.state = state;
+  op.bytes = bytes;
+  return op;
+}
+
+// Arithmetic of the element-wise optimizer update per parameter (approximate; the update is
+// bound by memory traffic on every device).
+double OptimizerFlopsPerElement(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdam:
+    case Optimizer::kAdamW:
+      return 12;
+    case Optimizer::kSgdMomentum:
+      return 4;
+    case Optimizer::kAdam8bit:
+      return 16;
+  }
+  return 12;
+}
+
+GroupKind GroupOf(int64_t group_size, int64_t dp, bool replica) {
+  if (replica) return GroupKind::kReplicaGroup;
+  return group_size == dp ? GroupKind::kAxis : GroupKind::kShardGroup;
+}
+
+Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Plan& plan,
+                  const ScheduleOptions& options) {
+  const topology::MeshShape& mesh = strategy.mesh;
+  std::vector<std::string> parallel;
+  for (const auto& [name, size] : {std::pair<const char*, int>{"tp", mesh.tp},
+                                   {"pp", mesh.pp},
+                                   {"cp", mesh.cp},
+                                   {"ep", mesh.ep}}) {
+    if (size > 1) parallel.push_back(fmt::format("{}={}", name, size));
+  }
+  if (!parallel.empty()) {
+    return FailedPreconditionError(fmt::format("model-parallel schedules are not generated yet: {}",
+                                               fmt::join(parallel, ", ")));
+  }
+  if (!model.has_architecture()) {
+    return FailedPreconditionError(
+        "a schedule needs the model's architecture (layers, hidden, ...); a bare parameter "
+        "count supports `analyze` only");
+  }
+  const Mode act = strategy.at(Axis::kData, State::kActivations).mode;
+  if (mesh.dp > 1 &&
+      (act == Mode::kOffloaded || act == Mode::kSharded || act == Mode::kShardedGather)) {
+    return FailedPreconditionError(
+        fmt::format("activations {} on dp: schedules are generated for R or M activations only",
+                    ModeSymbol(act)));
+  }
+  if (!plan.ok()) {
+    std::vector<std::string> rules;
+    for (const Finding& f : plan.findings) {
+      if (f.severity == Severity::kError) rules.push_back(f.rule);
+    }
+    return FailedPreconditionError(
+        fmt::format("the placement breaks correctness rules ({}); see `placesim analyze`",
+                    fmt::join(rules, ", ")));
+  }
+  if (options.bucket_bytes.count() < 1) {
+    return InvalidArgumentError(
+        fmt::format("bucket_bytes {}: must be >= 1 byte", options.bucket_bytes.count()));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const TrainingSpec& training,
+                                               const StrategySpec& strategy,
+                                               const topology::ClusterSpec& cluster,
+                                               const ScheduleOptions& options) {
+  AnalyzeOptions analyze_options;
+  analyze_options.prefetch_depth = std::max(0, options.prefetch_depth);
+  ASSIGN_OR_RETURN(const Plan plan, Analyze(model, training, strategy, cluster, analyze_options));
+  RETURN_IF_ERROR(CheckScope(model, strategy, plan, options));
+
+  const TransformerSpec& t = model.transformer;
+  const ParameterBreakdown p = CountParameters(t);
+  const StateBytes bpp = BytesPerParameter(training);
+  const RankRole& role = plan.roles.front();
+  const int64_t dp = strategy.mesh.dp;
+  const int64_t m = plan.micro_batches;
+  const int64_t b = training.micro_batch;
+  const int64_t s = t.seq_len;
+  const int64_t h = t.hidden;
+  const int64_t V = t.vocab;
+  const Recompute recompute = plan.effective_recompute;
+  const int depth = std::max(0, options.prefetch_depth);
+
+  // ---- placement on dp
+  const auto mode = [&](State st) { return strategy.at(Axis::kData, st).mode; };
+  const auto target = [&](State st) {
+    return strategy.at(Axis::kData, st).target == OffloadTarget::kNvme ? MemorySpace::kNvme
+                                                                       : MemorySpace::kHost;
+  };
+  const bool shard = dp > 1;
+  const bool g_sharded = shard && IsShardedMode(mode(State::kGrads));
+  const bool o_sharded = shard && IsShardedMode(mode(State::kOptimizer));
+  const bool t_offloaded = shard && mode(State::kParams) == Mode::kOffloaded;
+  const bool t_gather = shard && (mode(State::kParams) == Mode::kShardedGather || t_offloaded);
+  const bool o_offloaded = shard && mode(State::kOptimizer) == Mode::kOffloaded;
+  const bool any_sharded = shard && (IsShardedMode(mode(State::kParams)) || o_sharded || g_sharded);
+  const int g = strategy.shard_group_size;
+  const int64_t n = any_sharded ? ((g > 0 && g <= dp && dp % g == 0) ? g : dp) : dp;
+  const int64_t replicas = dp / n;
+  const GroupKind shard_group = GroupOf(n, dp, false);
+  const bool grads_reduce_scattered = g_sharded || o_sharded;
+  // Per-device elements of a state as the plan counts them (dense and expert parts padded
+  // separately).
+  const int64_t expert = p.layers * p.layer_experts;
+  const int64_t dense = p.total() - expert;
+  const auto elements = [&](State st) {
+    const bool sh = shard && IsShardedMode(mode(st));
+    return sh ? CeilDiv(dense, n) + CeilDiv(expert, n) : dense + expert;
+  };
+
+  // ---- units
+  std::vector<Unit> units;
+  units.push_back(Unit{0, 0, kEmbeddingLayer, p.embedding});
+  const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
+  for (int64_t l = 0; l < p.layers; l += lpu) {
+    const int64_t end = std::min(p.layers, l + lpu);
+    units.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
+                         (end - l) * p.per_layer()});
+  }
+  units.push_back(Unit{0, 0, kOutputLayer, p.head + p.final_norm});
+  const auto unit_count = static_cast<int32_t>(units.size());
+
+  Schedule sched;
+  sched.role = role.name;
+  sched.ranks = role.ranks;
+  sched.micro_batches = m;
+  sched.units = unit_count;
+  Builder B(sched);
+
+  // ---- static allocs
+  const MemoryBreakdown& mem = role.memory;
+  B.Alloc(MemoryTag::kParams, MemorySpace::kDevice, mem.params, Stream::kCompute, Phase::kStep,
+          kNoLayer, -1);
+  B.Alloc(MemoryTag::kGrads, MemorySpace::kDevice, mem.grads, Stream::kCompute, Phase::kStep,
+          kNoLayer, -1);
+  B.Alloc(MemoryTag::kOptimizer, MemorySpace::kDevice, mem.optimizer, Stream::kCompute,
+          Phase::kStep, kNoLayer, -1);
+  B.Alloc(MemoryTag::kStaging, MemorySpace::kDevice, mem.offload_staging, Stream::kCompute,
+          Phase::kStep, kNoLayer, -1);
+  const std::pair<State, MemoryTag> offloadable[] = {{State::kParams, MemoryTag::kParams},
+                                                     {State::kOptimizer, MemoryTag::kOptimizer},
+                                                     {State::kGrads, MemoryTag::kGrads}};
+  for (const auto& [st, tag] : offloadable) {
+    if (!(shard && mode(st) == Mode::kOffloaded)) continue;
+    const int64_t per = st == State::kParams      ? bpp.params
+                        : st == State::kOptimizer ? bpp.optimizer
+                                                  : bpp.grads;
+    B.Alloc(tag, target(st), Bytes::Count(elements(st) * per), Stream::kHost, Phase::kStep,
+            kNoLayer, -1);
+  }
+
+  // ---- per-op work
+  const double layer_fwd = 24.0 * b * s * h * h + 4.0 * b * s * s * h;
+  const double attention_core = 4.0 * b * s * s * h;
+  const double head_pass =
+      (recompute == Recompute::kFull ? 96.0 : 72.0) / 48.0 * static_cast<double>(b * s * h * V);
+  const int64_t io = 2 * b * s * h;  // a layer's input or output, 16-bit
+  const Bytes act_layer = ActivationBytesPerLayer(t, b, s, 1, false, recompute);
+  const Bytes act_full = ActivationBytesPerLayer(t, b, s, 1, false, Recompute::kNone);
+  const Bytes act_embedding = Bytes::Count(b * s * h);
+  const Bytes act_head = Bytes::Count(4 * b * s * h + 4 * b * s * V);
+  const int64_t layer_params = p.per_layer();
+
+  // ---- gradient buckets over the full gradient in backward order (replicated params)
+  const int64_t grad_elements = p.total();
+  std::vector<Bucket> buckets;
+  if (!t_gather) {
+    const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
+    for (int64_t e = 0; e < grad_elements; e += per_bucket)
+      buckets.push_back(Bucket{e, std::min(grad_elements, e + per_bucket)});
+  }
+  std::vector<int64_t> bucket_weights;
+  for (const Bucket& k : buckets) bucket_weights.push_back(k.end - k.begin);
+  std::vector<int64_t> unit_weights;
+  for (const Unit& u : units) unit_weights.push_back(u.elements);
+  // This rank's shard of each bucket / unit, for copies of shards (sums to the shard).
+  const auto shard_parts = [&](State st, int64_t per, const std::vector<int64_t>& weights) {
+    return Split(elements(st) * per, weights);
+  };
+
+  // Gradient sync of one micro-batch: after the backward-weight op that completes each
+  // bucket or unit. Returns the ops the optimizer waits for.
+  std::vector<int32_t> sync_tail;  // last gradient op per bucket / unit (step end)
+  std::vector<int32_t> d2h_ops;    // grad shard copies to the host
+  const bool replicated_sync_each = options.sync_grads_every_micro_batch;
+  const auto sync_now = [&](int64_t mb) {
+    if (g_sharded) return true;
+    return replicated_sync_each || mb == m - 1;
+  };
+  const std::vector<int64_t> grad_d2h_per_bucket =
+      o_offloaded
+          ? shard_parts(State::kOptimizer, bpp.grads, t_gather ? unit_weights : bucket_weights)
+          : std::vector<int64_t>{};
+
+  // Emits the sync of part k (bucket or unit) of micro-batch mb, its buffer `full` elements.
+  // `ready` is the backward op that completes it; `bucket_alloc` the transient full-gradient
+  // buffer to free after the reduce-scatter (-1 when the grads are resident).
+  const auto emit_sync = [&](int64_t k, int64_t full, int32_t ready, int32_t bucket_alloc,
+                             int32_t unit, int64_t mb) {
+    const Bytes buffer = Bytes::Count(full * bpp.grads);
+    const auto mb32 = static_cast<int32_t>(mb);
+    int32_t last = -1;
+    if (grads_reduce_scattered) {
+      last = B.Add(CollectiveOp(CollectiveKind::kReduceScatter, State::kGrads, shard_group, n,
+                                buffer, Phase::kBackwardWeight, unit, mb32),
+                   {ready});
+      B.Free(bucket_alloc, Stream::kComm, Phase::kBackwardWeight, {last});
+      if (o_offloaded) {
+        last = B.Add(CopyOp(CopyKind::kDeviceToHost, State::kGrads,
+                            Bytes::Count(grad_d2h_per_bucket[static_cast<size_t>(k)]),
+                            Phase::kBackwardWeight, unit, mb32),
+                     {last});
+        d2h_ops.push_back(last);
+      }
+      if (replicas > 1 && mb == m - 1) {
+        last =
+            B.Add(CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kReplicaGroup,
+                               replicas, Bytes::Count(CeilDiv(full, n) * bpp.grads),
+                               Phase::kBackwardWeight, unit, mb32),
+                  {last});
+      }
+    } else {
+      last = B.Add(CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kAxis, dp,
+                                buffer, Phase::kBackwardWeight, unit, mb32),
+                   {ready});
+    }
+    if (mb == m - 1) sync_tail.push_back(last);
+  };
+
+  // ---- parameter uses under S* / O: forward units 0..U-1 then backward U-1..0, per
+  // micro-batch; use j's gather waits until use j - depth - 1 released its buffer.
+  std::vector<int32_t> gather_of;   // per use: the all-gather op
+  std::vector<int32_t> gathered;    // per use: the Alloc of its gathered buffer (S*)
+  std::vector<int32_t> release_of;  // per use: the op after which its buffer is reusable
+  const int64_t uses = t_gather ? 2 * unit_count * m : 0;
+  const std::vector<int64_t> fetch_parts =
+      t_offloaded ? shard_parts(State::kParams, bpp.params, unit_weights) : std::vector<int64_t>{};
+  const auto use_unit = [&](int64_t j) {
+    const int64_t r = j % (2 * unit_count);
+    return static_cast<int32_t>(r < unit_count ? r : 2 * unit_count - 1 - r);
+  };
+  const auto emit_gather = [&](int64_t j) {
+    if (j >= uses) return;
+    const int32_t u = use_unit(j);
+    const auto mb = static_cast<int32_t>(j / (2 * unit_count));
+    const Phase phase =
+        (j % (2 * unit_count)) < unit_count ? Phase::kForward : Phase::kBackwardInput;
+    const int32_t wait = j - depth - 1 >= 0 ? release_of[static_cast<size_t>(j - depth - 1)] : -1;
+    const Bytes full = Bytes::Count(units[static_cast<size_t>(u)].elements * bpp.params);
+    int32_t before = wait;
+    int32_t buffer = -1;
+    if (t_offloaded) {
+      Op copy =
+          CopyOp(target(State::kParams) == MemorySpace::kNvme ? CopyKind::kNvmeRead
+                                                              : CopyKind::kHostToDevice,
+                 State::kParams, Bytes::Count(fetch_parts[static_cast<size_t>(u)]), phase, u, mb);
+      before = B.Add(copy, {wait});
+    } else {
+      buffer = B.Alloc(MemoryTag::kGatheredParams, MemorySpace::kDevice, full, Stream::kComm, phase,
+                       kNoLayer, mb, {wait});
+      B.at(buffer).unit = u;
+    }
+    gathered[static_cast<size_t>(j)] = buffer;
+    gather_of[static_cast<size_t>(j)] =
+        B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n, full, phase,
+                           u, mb),
+              {before});
+  };
+  if (t_gather) {
+    gather_of.assign(static_cast<size_t>(uses), -1);
+    gathered.assign(static_cast<size_t>(uses), -1);
+    release_of.assign(static_cast<size_t>(uses), -1);
+    for (int64_t j = 0; j <= depth; ++j) emit_gather(j);
+  }
+  // Before use j's compute: prefetch use j + depth (use j's own gather is already out).
+  const auto begin_use = [&](int64_t j) -> int32_t {
+    if (!t_gather) return -1;
+    if (j > 0) emit_gather(j + depth);
+    return gather_of[static_cast<size_t>(j)];
+  };
+  const auto end_use = [&](int64_t j, int32_t last_compute, Phase phase) {
+    if (!t_gather) return;
+    const int32_t freed = B.Free(gathered[static_cast<size_t>(j)], Stream::kCompute, phase);
+    release_of[static_cast<size_t>(j)] = freed >= 0 ? freed : last_compute;
+  };
+
+  // ---- micro-batches
+  for (int64_t mb = 0; mb < m; ++mb) {
+    const auto mb32 = static_cast<int32_t>(mb);
+    const int64_t use0 = mb * 2 * unit_count;
+    std::vector<int32_t> act_allocs(static_cast<size_t>(p.layers), -1);
+    int32_t emb_act = -1, head_act = -1;
+    // Forward.
+    for (int32_t u = 0; u < unit_count; ++u) {
+      const Unit& unit = units[static_cast<size_t>(u)];
+      const int32_t gate = begin_use(use0 + u);
+      int32_t last = -1;
+      if (unit.special == kEmbeddingLayer) {
+        emb_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_embedding,
+                          Stream::kCompute, Phase::kForward, kEmbeddingLayer, mb32);
+        last = B.Add(
+            ComputeOp(Phase::kForward, kEmbeddingLayer, u, mb32, 0, b * s * h * bpp.params, io),
+            {gate});
+      } else if (unit.special == kOutputLayer) {
+        head_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_head,
+                           Stream::kCompute, Phase::kForward, kOutputLayer, mb32);
+        last = B.Add(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, head_pass,
+                               V * h * bpp.params + io, act_head.count()),
+                     {gate});
+      } else {
+        for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l) {
+          act_allocs[static_cast<size_t>(l)] = B.Alloc(
+              recompute == Recompute::kFull ? MemoryTag::kCheckpoints : MemoryTag::kActivations,
+              MemorySpace::kDevice, act_layer, Stream::kCompute, Phase::kForward, l, mb32);
+          last = B.Add(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
+                                 layer_params * bpp.params + io, act_layer.count() + io),
+                       {l == unit.layer_begin ? gate : -1});
+        }
+      }
+      end_use(use0 + u, last, Phase::kForward);
+    }
+    // Backward, units in reverse; buckets complete in backward order.
+    int64_t produced = 0;  // gradient elements produced so far in this backward
+    size_t next_bucket = 0;
+    std::vector<int32_t> bucket_allocs(buckets.size(), -1);
+    const bool transient_buckets = !t_gather && g_sharded;
+    // Before a backward-weight op that writes `elems` gradient elements: allocate the
+    // transient buckets it starts (ZeRO-2: a bucket's full gradient lives until its
+    // reduce-scatter).
+    const auto open_buckets = [&](int64_t elems) {
+      if (!transient_buckets) return;
+      for (size_t k = next_bucket; k < buckets.size() && buckets[k].begin < produced + elems; ++k) {
+        if (bucket_allocs[k] < 0) {
+          bucket_allocs[k] = B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
+                                     Bytes::Count((buckets[k].end - buckets[k].begin) * bpp.grads),
+                                     Stream::kCompute, Phase::kBackwardWeight, kNoLayer, mb32);
+        }
+      }
+    };
+    // After it: synchronize the buckets it completes.
+    const auto produce = [&](int64_t elems, int32_t bwd_weight, int32_t unit) {
+      produced += elems;
+      if (!sync_now(mb)) return;
+      while (next_bucket < buckets.size() && buckets[next_bucket].end <= produced) {
+        const Bucket& k = buckets[next_bucket];
+        emit_sync(static_cast<int64_t>(next_bucket), k.end - k.begin, bwd_weight,
+                  bucket_allocs[next_bucket], unit, mb);
+        ++next_bucket;
+      }
+    };
+    for (int32_t u = unit_count - 1; u >= 0; --u) {
+      const Unit& unit = units[static_cast<size_t>(u)];
+      const int64_t j = use0 + 2 * unit_count - 1 - u;
+      const int32_t gate = begin_use(j);
+      // Under S*, the unit's full gradient lives until its reduce-scatter.
+      const int32_t unit_grad =
+          t_gather && !t_offloaded
+              ? B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
+                        Bytes::Count(unit.elements * bpp.grads), Stream::kCompute,
+                        Phase::kBackwardWeight, kNoLayer, mb32)
+              : -1;
+      int32_t last = -1;
+      if (unit.special == kOutputLayer) {
+        const int32_t bi = B.Add(ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, head_pass,
+                                           V * h * bpp.params + act_head.count(), io),
+                                 {gate});
+        (void)bi;
+        open_buckets(unit.elements);
+        last = B.Add(ComputeOp(Phase::kBackwardWeight, kOutputLayer, u, mb32, head_pass,
+                               act_head.count(), unit.elements * bpp.grads));
+        B.Free(head_act, Stream::kCompute, Phase::kBackwardWeight);
+        produce(unit.elements, last, u);
+      } else if (unit.special == kEmbeddingLayer) {
+        open_buckets(unit.elements);
+        last = B.Add(ComputeOp(Phase::kBackwardWeight, kEmbeddingLayer, u, mb32, 0,
+                               io + act_embedding.count(), io),
+                     {gate});
+        B.Free(emb_act, Stream::kCompute, Phase::kBackwardWeight);
+        produce(unit.elements, last, u);
+      } else {
+        for (int32_t l = unit.layer_end - 1; l >= unit.layer_begin; --l) {
+          const int32_t first_dep = l == unit.layer_end - 1 ? gate : -1;
+          int32_t rebuilt = -1;
+          if (recompute != Recompute::kNone) {
+            const Bytes extra = recompute == Recompute::kFull ? act_full : act_full - act_layer;
+            rebuilt = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, extra,
+                              Stream::kCompute, Phase::kRecompute, l, mb32);
+            B.Add(ComputeOp(Phase::kRecompute, l, u, mb32,
+                            recompute == Recompute::kFull ? layer_fwd : attention_core,
+                            layer_params * bpp.params + act_layer.count(), extra.count()),
+                  {first_dep});
+          }
+          B.Add(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
+                          layer_params * bpp.params + act_full.count() + io, io),
+                {recompute == Recompute::kNone ? first_dep : -1});
+          if (!t_gather) open_buckets(layer_params);
+          last = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, layer_fwd,
+                                 act_full.count() + io, layer_params * bpp.grads));
+          B.Free(rebuilt, Stream::kCompute, Phase::kBackwardWeight);
+          B.Free(act_allocs[static_cast<size_t>(l)], Stream::kCompute, Phase::kBackwardWeight);
+          if (!t_gather) produce(layer_params, last, u);
+        }
+      }
+      end_use(j, last, Phase::kBackwardInput);
+      if (t_gather) emit_sync(u, unit.elements, last, unit_grad, u, mb);
+    }
+  }
+
+  // ---- optimizer step
+  std::vector<int32_t> updated;  // per bucket / unit: the op after which its shard is updated
+  const std::vector<int64_t>& part_weights = t_gather ? unit_weights : bucket_weights;
+  const int64_t omega = elements(State::kOptimizer);
+  const int32_t sync_done = sync_tail.empty() ? -1 : sync_tail.back();
+  const double opt_flops =
+      OptimizerFlopsPerElement(training.optimizer) * static_cast<double>(omega);
+  const int64_t opt_read = omega * (bpp.grads + bpp.optimizer);
+  const int64_t opt_written = omega * (bpp.optimizer + bpp.params);
+  if (o_offloaded) {
+    Op host;
+    host.kind = OpKind::kHostCompute;
+    host.stream = Stream::kHost;
+    host.phase = Phase::kOptimizer;
+    host.flops = Flops::Count(opt_flops);
+    host.bytes_read = Bytes::Count(opt_read);
+    host.bytes_written = Bytes::Count(opt_written);
+    const int32_t step = B.Add(host, {d2h_ops.empty() ? sync_done : d2h_ops.back(), sync_done});
+    if (!t_offloaded) {
+      const std::vector<int64_t> back = shard_parts(State::kOptimizer, bpp.params, part_weights);
+      for (size_t k = 0; k < back.size(); ++k) {
+        updated.push_back(
+            B.Add(CopyOp(CopyKind::kHostToDevice, State::kParams, Bytes::Count(back[k]),
+                         Phase::kOptimizer, t_gather ? static_cast<int32_t>(k) : -1, -1),
+                  {step}));
+      }
+    }
+  } else {
+    const int32_t step =
+        B.Add(ComputeOp(Phase::kOptimizer, kNoLayer, -1, -1, opt_flops, opt_read, opt_written),
+              {sync_done});
+    updated.assign(part_weights.size(), step);
+  }
+  if (o_sharded && mode(State::kParams) == Mode::kReplicated) {
+    for (size_t k = 0; k < buckets.size(); ++k) {
+      B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n,
+                         Bytes::Count((buckets[k].end - buckets[k].begin) * bpp.params),
+                         Phase::kOptimizer, -1, -1),
+            {updated.empty() ? -1 : updated[k]});
+    }
+  }
+
+  // ---- per-device bytes of every collective: the plan's volume per (kind, state, group),
+  // split over the ops by buffer; ring bytes per op where the plan has no such volume
+  // (gradients synchronized every micro-batch).
+  using Key = std::tuple<CollectiveKind, State, GroupKind>;
+  std::map<Key, std::pair<int64_t, int64_t>> plan_volume;  // buffer x count, total bytes
+  for (const Collective& c : role.collectives) {
+    const bool replica =
+        c.kind == CollectiveKind::kAllReduce && grads_reduce_scattered && c.state == State::kGrads;
+    auto& v = plan_volume[Key{c.kind, c.state, GroupOf(c.group_size, dp, replica)}];
+    v.first += c.buffer_bytes.count() * c.count;
+    v.second += c.total_bytes.count();
+  }
+  std::map<Key, std::vector<size_t>> ops_of;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    const Op& op = sched.ops[i];
+    if (op.kind == OpKind::kCollective) ops_of[Key{op.collective, op.state, op.group}].push_back(i);
+  }
+  for (const auto& [key, indices] : ops_of) {
+    std::vector<int64_t> weights;
+    int64_t buffers = 0;
+    for (size_t i : indices) {
+      weights.push_back(sched.ops[i].buffer_bytes.count());
+      buffers += weights.back();
+    }
+    const auto it = plan_volume.find(key);
+    if (it != plan_volume.end() && it->second.first == buffers) {
+      const std::vector<int64_t> parts = Split(it->second.second, weights);
+      for (size_t k = 0; k < indices.size(); ++k)
+        sched.ops[indices[k]].bytes = Bytes::Count(parts[k]);
+    } else {
+      for (size_t i : indices) {
+        Op& op = sched.ops[i];
+        op.bytes = RingBytes(op.collective, op.buffer_bytes, op.group_size);
+      }
+    }
+  }
+
+  std::vector<Schedule> out;
+  out.push_back(std::move(sched));
+  return out;
+}
+
+}  // namespace placesim::strategies

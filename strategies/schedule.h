@@ -1,0 +1,190 @@
+// Schedule: the hardware-agnostic work of one training step on one rank, as a DAG of plain
+// ops that a simulator executes. Built by BuildSchedules for the data-parallel family (DDP,
+// ZeRO-1/2/3, FSDP, hybrid sharding, ZeRO-Offload, ZeRO-Infinity) on a mesh whose only axis
+// larger than 1 is dp; there every rank plays the same role, so one Schedule describes them
+// all. Durations are not part of a schedule: the device that runs an op decides them.
+//
+// What a step holds (m micro-batches of b sequences, L layers, units of layers_per_unit):
+//   static state   Alloc ops first: params, grads, optimizer, offload staging on the device,
+//                  offloaded states on the host or NVMe; never freed (they outlive the step).
+//   forward        per micro-batch: embedding, L layers, output layer; each keeps its
+//                  activations (Alloc kActivations, or kCheckpoints under full recompute).
+//   backward       in reverse: [recompute] backward-input, backward-weight; activations freed
+//                  after the backward-weight op of their layer.
+//   gradient sync  replicated parameters (DDP, ZeRO-1/2, ZeRO-Offload): the gradient buffer
+//                  is cut, in backward order, into buckets of bucket_bytes (the last one
+//                  shorter); each bucket is all-reduced (G R, Ω R) or reduce-scattered (G or Ω
+//                  sharded) as soon as the backward-weight op that completes it has run. The
+//                  buckets cut at exact byte boundaries, where PyTorch DDP keeps each tensor
+//                  whole. Gathered parameters (S*, or Θ offloaded): each unit's gradient is
+//                  reduce-scattered after its backward. Gradients replicated on dp (G R) are
+//                  synchronized only after the last micro-batch (DDP no_sync) unless
+//                  sync_grads_every_micro_batch; sharded gradients after every micro-batch.
+//   parameters     S*: every unit all-gathered before its forward and again before its
+//                  backward, prefetch_depth uses ahead, and freed after use. Θ offloaded: the
+//                  unit's shard is copied in (H2D or NVMe read) into staging, then gathered.
+//   optimizer      on the device shard (Compute, phase kOptimizer), or on the host
+//                  (HostCompute) after the gradient shard is copied out after every micro-
+//                  batch; then, for replicated parameters over a sharded optimizer, the
+//                  updated shard (copied back when the optimizer is offloaded) all-gathered.
+//
+// FLOPs (Narayanan et al. 2021, eq. 3 per layer): a layer's forward on b sequences of s tokens
+// is 24 b s h^2 + 4 b s^2 h; backward-input and backward-weight one forward each; full
+// recompute re-runs the forward, selective recompute only the attention core (4 b s^2 h). The
+// output layer carries eq. 3's vocabulary term, K/16 b s h V per micro-batch (K = 96 with full
+// recompute, 72 otherwise) in three equal parts; the embedding lookup has no FLOPs. So the
+// compute FLOPs of one rank's step times dp equal Plan::flops_per_iteration, for every model
+// shape (eq. 3 speaks of the GPT shape; the plan and the schedule both apply it as written).
+// Bytes read and written per compute op (for a roofline): the op's weights, its input, and
+// the activations it saves or reads back; the optimizer reads and writes its shard.
+//
+// Invariants (tested against Analyze for the same inputs):
+//   - every dependency of op i has an index < i, so index order is a topological order; ops
+//     of one stream run in index order, and deps name only what the stream order does not.
+//   - static allocs equal the plan's memory per state to the byte (params, grads, optimizer,
+//     offload_staging on device; offloaded_host and offloaded_nvme off device); the live
+//     activation (+ checkpoint) bytes peak at the plan's activations figure.
+//   - every Free names its Alloc (same bytes, tag and memory); at the end of the step only
+//     the static allocs are live.
+//   - the collectives' buffer bytes and per-device bytes, summed per (kind, state, group),
+//     equal the plan's collectives to the byte (sync_grads_every_micro_batch multiplies the
+//     replicated-gradient sync by m), and the copies sum to the plan's offload copies.
+// Thread-safety: plain values; BuildSchedules is a pure function of its inputs.
+#ifndef PLACESIM_STRATEGIES_SCHEDULE_H_
+#define PLACESIM_STRATEGIES_SCHEDULE_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/units.h"
+#include "strategies/plan.h"
+#include "strategies/spec.h"
+#include "topology/mesh.h"
+#include "topology/spec.h"
+
+namespace placesim::strategies {
+
+enum class OpKind : uint8_t { kCompute, kCollective, kCopy, kHostCompute, kAlloc, kFree };
+const char* OpKindName(OpKind k);  // "compute", "collective", "copy", "host-compute", ...
+
+// Each stream runs its ops one at a time in index order; streams run concurrently.
+enum class Stream : uint8_t { kCompute, kComm, kCopy, kHost };
+const char* StreamName(Stream s);  // "compute", "comm", "copy", "host"
+
+enum class Phase : uint8_t {
+  kStep,  // step-level: static allocs
+  kForward,
+  kBackwardInput,
+  kBackwardWeight,  // also the gradient synchronization
+  kRecompute,
+  kOptimizer,  // the update and the all-gather of updated parameters
+};
+const char* PhaseName(Phase p);  // "step", "forward", "backward-input", ...
+
+// NVMe copies go between the device and NVMe through a host bounce buffer; the executor
+// models that path.
+enum class CopyKind : uint8_t { kDeviceToHost, kHostToDevice, kNvmeRead, kNvmeWrite };
+const char* CopyKindName(CopyKind k);  // "d2h", "h2d", "nvme-read", "nvme-write"
+
+// What an Alloc / Free holds.
+enum class MemoryTag : uint8_t {
+  kParams,          // the resident parameters (full, or this rank's shard)
+  kGatheredParams,  // a unit's all-gathered parameters, live from gather to last use
+  kGrads,           // the gradient accumulation buffer (full, or this rank's shard)
+  kGradBuckets,     // a bucket or unit of full gradients awaiting its reduce-scatter
+  kOptimizer,       // optimizer state (and fp32 master weights)
+  kActivations,     // activations kept for backward, or rebuilt by recompute
+  kCheckpoints,     // the layer inputs kept under full recompute
+  kStaging,         // device buffers that stream offloaded states
+};
+const char* MemoryTagName(MemoryTag t);  // "params", "gathered-params", ...
+
+enum class MemorySpace : uint8_t { kDevice, kHost, kNvme };
+const char* MemorySpaceName(MemorySpace m);  // "device", "host", "nvme"
+
+// Which ranks of the collective's axis take part, for the simulator to resolve with the
+// rank's coordinate: the whole axis; the shard group (shard_group_size consecutive dp ranks);
+// or the replica group (the dp ranks holding the same shard, one per shard group).
+enum class GroupKind : uint8_t { kAxis, kShardGroup, kReplicaGroup };
+const char* GroupKindName(GroupKind g);  // "axis", "shard-group", "replica-group"
+
+// Layer of an op that belongs to no transformer layer.
+inline constexpr int32_t kNoLayer = -1;
+inline constexpr int32_t kEmbeddingLayer = -2;
+inline constexpr int32_t kOutputLayer = -3;
+
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  Stream stream = Stream::kCompute;
+  Phase phase = Phase::kStep;
+  int32_t layer = kNoLayer;  // 0..L-1, kEmbeddingLayer, kOutputLayer or kNoLayer
+  int32_t unit = -1;         // gather / wrap unit, -1 when none
+  int32_t micro_batch = -1;  // 0..m-1, -1 for step-level ops
+  // kCompute, kHostCompute: the work, for a roofline on the device (or host) that runs it.
+  Flops flops;
+  Bytes bytes_read;
+  Bytes bytes_written;
+  // kCollective.
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  topology::Axis axis = topology::Axis::kData;
+  GroupKind group = GroupKind::kAxis;
+  int32_t group_size = 1;
+  State state = State::kGrads;  // the training state moved (collectives and copies)
+  Bytes buffer_bytes;           // the full (unsharded) buffer S of the collective
+  // kCopy.
+  CopyKind copy = CopyKind::kDeviceToHost;
+  // kAlloc, kFree.
+  MemoryTag tag = MemoryTag::kParams;
+  MemorySpace space = MemorySpace::kDevice;
+  int32_t alloc = -1;  // kFree: the index of its Alloc
+  // kCollective: bytes this device sends (ring volume, as Collective::bytes_per_call);
+  // kCopy: bytes moved; kAlloc/kFree: the allocation's size.
+  Bytes bytes;
+  // This op starts only after ops deps[deps_begin, deps_end) have finished.
+  int32_t deps_begin = 0;
+  int32_t deps_end = 0;
+};
+
+struct Schedule {
+  std::string role;   // the plan's rank role ("all ranks")
+  int64_t ranks = 0;  // ranks that run this schedule
+  int64_t micro_batches = 0;
+  int64_t units = 0;  // gather / wrap units (embedding, layer groups, output layer)
+  std::vector<Op> ops;
+  std::vector<int32_t> deps;  // flat; each op names its range
+
+  std::span<const int32_t> DepsOf(size_t op) const {
+    const Op& o = ops[op];
+    return std::span<const int32_t>(deps).subspan(static_cast<size_t>(o.deps_begin),
+                                                  static_cast<size_t>(o.deps_end - o.deps_begin));
+  }
+};
+
+struct ScheduleOptions {
+  // Gradient bucket size (PyTorch DDP bucket_cap_mb = 25, i.e. 25 MiB; DeepSpeed's
+  // reduce_bucket_size plays the same role for ZeRO-1/2). Must be >= 1 byte.
+  Bytes bucket_bytes = MiB(25);
+  // Units gathered ahead of the one in use under S* or streamed under O (as AnalyzeOptions).
+  int prefetch_depth = 1;
+  // Replicated gradients: synchronize after every micro-batch instead of only after the last
+  // (DDP without no_sync).
+  bool sync_grads_every_micro_batch = false;
+};
+
+// One schedule per distinct rank role. Returns kFailedPrecondition, naming the reason, for
+// what it does not generate: model-parallel meshes ("model-parallel schedules are not
+// generated yet: tp=8"), a bare parameter count without an architecture, offloaded or
+// dp-sharded activations, and placements with correctness errors (Analyze's findings);
+// kInvalidArgument for inputs Analyze rejects or a bucket size below one byte.
+// The cluster serves Analyze only (the plan the schedule agrees with); no duration is derived.
+StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const TrainingSpec& training,
+                                               const StrategySpec& strategy,
+                                               const topology::ClusterSpec& cluster,
+                                               const ScheduleOptions& options = {});
+
+}  // namespace placesim::strategies
+
+#endif  // PLACESIM_STRATEGIES_SCHEDULE_H_

@@ -1,0 +1,247 @@
+// Schedules of the data-parallel family: their sums agree with the analytic plan (FLOPs,
+// static memory, collective volumes, offload copies), their structure follows the strategy
+// (DDP buckets, no_sync, ZeRO-3 gathers), and memory events balance.
+#include "strategies/schedule.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "strategies/analyzer.h"
+#include "strategies/presets.h"
+#include "test_util.h"
+
+namespace placesim::strategies {
+namespace {
+
+using test_util::MakeCluster;
+using test_util::MakeTraining;
+using test_util::Model;
+using ::testing::HasSubstr;
+
+struct Scenario {
+  StrategySpec strategy;
+  TrainingSpec training;
+  topology::ClusterSpec cluster;
+};
+
+// llama2-7b on dp ranks of 8-GPU nodes, micro-batch 1, `m` micro-batches per step.
+Scenario Make(const std::string& preset, int dp, int64_t m,
+              Recompute recompute = Recompute::kNone) {
+  Scenario s{*ExpandStrategyPreset(preset, {.dp = dp}, 8), MakeTraining(1, dp * m),
+             MakeCluster(dp / 8)};
+  s.training.recompute = recompute;
+  return s;
+}
+
+Schedule Build(const Scenario& s, const ScheduleOptions& options = {}) {
+  StatusOr<std::vector<Schedule>> out =
+      BuildSchedules(Model("llama2-7b"), s.training, s.strategy, s.cluster, options);
+  PLACESIM_CHECK(out.ok());
+  PLACESIM_CHECK(out->size() == 1);
+  return std::move(out->front());
+}
+
+Plan Analyzed(const Scenario& s) {
+  return *Analyze(Model("llama2-7b"), s.training, s.strategy, s.cluster);
+}
+
+int64_t Count(const Schedule& sched, OpKind kind, CollectiveKind c, State state) {
+  int64_t n = 0;
+  for (const Op& op : sched.ops) n += op.kind == kind && op.collective == c && op.state == state;
+  return n;
+}
+
+TEST(Schedule, ComputeFlopsSumToEquation3) {
+  // One rank runs m micro-batches of b sequences; dp ranks together run the global batch,
+  // so dp x (the rank's compute FLOPs) is Narayanan eq. 3 for that batch.
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    for (const char* preset : {"ddp", "zero3"}) {
+      const Scenario s = Make(preset, 8, 4, r);
+      const Schedule sched = Build(s);
+      double flops = 0;
+      for (const Op& op : sched.ops)
+        if (op.kind == OpKind::kCompute && op.phase != Phase::kOptimizer) flops += op.flops.count();
+      const double eq3 = Analyzed(s).flops_per_iteration.count();
+      EXPECT_NEAR(flops * 8 / eq3, 1.0, 1e-12) << preset << " " << RecomputeName(r);
+    }
+  }
+}
+
+// Every preset of the family, 4 micro-batches per step.
+class FamilyTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
+  // fsdp-hybrid on 2 nodes: shards in groups of 8, replicated across the 2 groups.
+  const int dp = std::string(GetParam()) == "fsdp-hybrid" ? 16 : 8;
+  const Scenario s = Make(GetParam(), dp, 4);
+  const Plan plan = Analyzed(s);
+  const RankRole& role = plan.roles.front();
+  const Schedule sched = Build(s);
+  ASSERT_EQ(sched.micro_batches, 4);
+
+  // Dependencies point backwards; every Free names an earlier Alloc of the same size.
+  std::map<int32_t, bool> live;  // alloc index -> still live
+  std::map<std::tuple<MemoryTag, MemorySpace>, int64_t> static_bytes;
+  int64_t act_live = 0, act_peak = 0;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    for (int32_t d : sched.DepsOf(i)) ASSERT_LT(static_cast<size_t>(d), i);
+    const Op& op = sched.ops[i];
+    const bool act = op.tag == MemoryTag::kActivations || op.tag == MemoryTag::kCheckpoints;
+    if (op.kind == OpKind::kAlloc) {
+      live[static_cast<int32_t>(i)] = true;
+      if (op.phase == Phase::kStep) static_bytes[{op.tag, op.space}] += op.bytes.count();
+      // Activations kept across the forward (not the recompute working set).
+      if (act && op.phase == Phase::kForward)
+        act_peak = std::max(act_peak, act_live += op.bytes.count());
+    } else if (op.kind == OpKind::kFree) {
+      ASSERT_GE(op.alloc, 0);
+      const Op& a = sched.ops[static_cast<size_t>(op.alloc)];
+      EXPECT_EQ(a.kind, OpKind::kAlloc);
+      EXPECT_EQ(a.bytes, op.bytes);
+      EXPECT_EQ(a.tag, op.tag);
+      ASSERT_TRUE(live[op.alloc]) << "double free of op " << op.alloc;
+      live[op.alloc] = false;
+      if (act && a.phase == Phase::kForward) act_live -= op.bytes.count();
+    }
+  }
+  // At the end only the static allocs are live.
+  for (const auto& [index, is_live] : live) {
+    if (is_live) {
+      EXPECT_EQ(sched.ops[static_cast<size_t>(index)].phase, Phase::kStep) << index;
+    }
+  }
+  const MemoryBreakdown& mem = role.memory;
+  const auto dev = [&](MemoryTag t) { return static_bytes[{t, MemorySpace::kDevice}]; };
+  EXPECT_EQ(dev(MemoryTag::kParams), mem.params.count());
+  EXPECT_EQ(dev(MemoryTag::kGrads), mem.grads.count());
+  EXPECT_EQ(dev(MemoryTag::kOptimizer), mem.optimizer.count());
+  EXPECT_EQ(dev(MemoryTag::kStaging), mem.offload_staging.count());
+  int64_t host = 0, nvme = 0;
+  for (const auto& [key, bytes] : static_bytes) {
+    if (std::get<1>(key) == MemorySpace::kHost) host += bytes;
+    if (std::get<1>(key) == MemorySpace::kNvme) nvme += bytes;
+  }
+  EXPECT_EQ(host, mem.offloaded_host.count());
+  EXPECT_EQ(nvme, mem.offloaded_nvme.count());
+  // One micro-batch's activations are live at the end of its forward: the plan's figure.
+  EXPECT_EQ(act_peak, mem.activations.count());
+
+  // Collective buffers and per-device bytes per (kind, state) equal the plan's.
+  using Key = std::tuple<CollectiveKind, State>;
+  std::map<Key, std::pair<int64_t, int64_t>> want, got;
+  for (const Collective& c : role.collectives) {
+    want[{c.kind, c.state}].first += c.buffer_bytes.count() * c.count;
+    want[{c.kind, c.state}].second += c.total_bytes.count();
+  }
+  for (const Op& op : sched.ops) {
+    if (op.kind != OpKind::kCollective) continue;
+    got[{op.collective, op.state}].first += op.buffer_bytes.count();
+    got[{op.collective, op.state}].second += op.bytes.count();
+  }
+  EXPECT_EQ(got, want);
+
+  // Copies per (direction, state, target) equal the plan's offload copies.
+  std::map<std::string, int64_t> want_copies, got_copies;
+  for (const OffloadCopy& c : role.copies) {
+    const bool nv = c.target == OffloadTarget::kNvme;
+    const char* kind = c.direction == CopyDirection::kDeviceToHost ? (nv ? "nvme-write" : "d2h")
+                                                                   : (nv ? "nvme-read" : "h2d");
+    want_copies[std::string(kind) + " " + StateName(c.state)] += c.bytes_per_step.count();
+  }
+  for (const Op& op : sched.ops) {
+    if (op.kind == OpKind::kCopy)
+      got_copies[std::string(CopyKindName(op.copy)) + " " + StateName(op.state)] +=
+          op.bytes.count();
+  }
+  EXPECT_EQ(got_copies, want_copies);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedule, FamilyTest,
+                         ::testing::Values("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp-hybrid",
+                                           "zero-offload", "zero-infinity", "zero-infinity-host"));
+
+TEST(Schedule, DdpAllReducesBucketsOnlyAfterTheLastMicroBatch) {
+  // llama2-7b: Ψ = 6,738,415,616 parameters, 2-byte grads = 13,476,831,232 bytes. Buckets
+  // of 25 MiB = 26,214,400 bytes: ceil(13,476,831,232 / 26,214,400) = ceil(514.10) = 515.
+  const Scenario s = Make("ddp", 8, 4);
+  ASSERT_EQ(Analyzed(s).parameter_count, 6'738'415'616);
+  const Schedule sched = Build(s);
+  EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kAllReduce, State::kGrads), 515);
+  for (const Op& op : sched.ops) {
+    if (op.kind != OpKind::kCollective) continue;
+    // no_sync: micro-batches 0-2 accumulate locally; only the last one all-reduces.
+    EXPECT_EQ(op.micro_batch, 3);
+    EXPECT_EQ(op.group_size, 8);
+    // Each all-reduce waits for the backward-weight op that completes its bucket.
+    ASSERT_EQ(sched.DepsOf(static_cast<size_t>(&op - sched.ops.data())).size(), 1u);
+  }
+  // The first bucket is ready long before the backward ends: it overlaps the rest of it.
+  size_t first_ar = 0, last_bwd = 0;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    if (sched.ops[i].kind == OpKind::kCollective && first_ar == 0) first_ar = i;
+    if (sched.ops[i].phase == Phase::kBackwardWeight && sched.ops[i].kind == OpKind::kCompute)
+      last_bwd = i;
+  }
+  EXPECT_LT(first_ar, last_bwd);
+
+  // Without no_sync every micro-batch all-reduces: 4 x 515.
+  const Schedule each = Build(s, {.sync_grads_every_micro_batch = true});
+  EXPECT_EQ(Count(each, OpKind::kCollective, CollectiveKind::kAllReduce, State::kGrads), 4 * 515);
+  // Half-size buckets: ceil(13,476,831,232 / 13,107,200) = ceil(1028.2) = 1029.
+  EXPECT_EQ(Count(Build(s, {.bucket_bytes = MiB(12.5)}), OpKind::kCollective,
+                  CollectiveKind::kAllReduce, State::kGrads),
+            1029);
+}
+
+TEST(Schedule, Zero3GathersEveryUnitTwicePerMicroBatch) {
+  // Units: the embedding, 32 layers (one per unit), the output layer = 34. Each is gathered
+  // before its forward and again before its backward: 2 x 34 x 4 micro-batches = 272, and
+  // its gradient reduce-scattered once per micro-batch: 34 x 4 = 136.
+  const Schedule sched = Build(Make("zero3", 8, 4));
+  EXPECT_EQ(sched.units, 34);
+  EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kAllGather, State::kParams), 272);
+  EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kReduceScatter, State::kGrads), 136);
+  // Prefetch depth 1: at most two gathered units are live at once.
+  int live = 0, peak = 0;
+  for (const Op& op : sched.ops) {
+    if (op.tag != MemoryTag::kGatheredParams) continue;
+    if (op.kind == OpKind::kAlloc) peak = std::max(peak, ++live);
+    if (op.kind == OpKind::kFree) --live;
+  }
+  EXPECT_EQ(peak, 2);
+  EXPECT_EQ(live, 0);
+}
+
+TEST(Schedule, RecomputeAddsForwardWorkInBackward) {
+  // Full recompute: one recompute op per layer per micro-batch (32 x 4), each a forward.
+  const Schedule full = Build(Make("ddp", 8, 4, Recompute::kFull));
+  int64_t recomputes = 0;
+  for (const Op& op : full.ops)
+    recomputes += op.kind == OpKind::kCompute && op.phase == Phase::kRecompute;
+  EXPECT_EQ(recomputes, 128);
+}
+
+TEST(Schedule, RefusesWhatItDoesNotGenerate) {
+  Scenario s = Make("ddp", 8, 1);
+  s.strategy.mesh = {.dp = 1, .tp = 8};
+  StatusOr<std::vector<Schedule>> out =
+      BuildSchedules(Model("llama2-7b"), s.training, s.strategy, s.cluster);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("model-parallel schedules are not generated yet: tp=8"));
+  // Sharded grads over a replicated optimizer break gradient integrity.
+  Scenario bad = Make("ddp", 8, 1);
+  bad.strategy.at(topology::Axis::kData, State::kGrads) = Placement{Mode::kSharded};
+  out = BuildSchedules(Model("llama2-7b"), bad.training, bad.strategy, bad.cluster);
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("gradient-integrity"));
+}
+
+}  // namespace
+}  // namespace placesim::strategies
