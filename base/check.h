@@ -8,8 +8,8 @@ namespace placesim::internal {
 [[noreturn]] void CheckFailed(const char* condition, const char* file, int line);
 }  // namespace placesim::internal
 
-#define PLACESIM_CHECK(cond)                                            \
-  do {                                                                  \
+#define PLACESIM_CHECK(cond)                                                   \
+  do {                                                                         \
     if (!(cond)) ::placesim::internal::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (0)
 

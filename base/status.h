@@ -19,11 +19,11 @@ namespace placesim {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // bad user input: scenario, flag, override; CLI exit code 2
-  kNotFound,           // a named thing (preset, file, field) does not exist; exit code 2
-  kOutOfRange,         // a value outside what placesim can represent or will simulate
-  kFailedPrecondition, // a correct request that the current state cannot serve
-  kInternal,           // a bug in placesim
+  kInvalidArgument,     // bad user input: scenario, flag, override; CLI exit code 2
+  kNotFound,            // a named thing (preset, file, field) does not exist; exit code 2
+  kOutOfRange,          // a value outside what placesim can represent or will simulate
+  kFailedPrecondition,  // a correct request that the current state cannot serve
+  kInternal,            // a bug in placesim
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -98,9 +98,9 @@ class [[nodiscard]] StatusOr {
 #define PLACESIM_STATUS_CONCAT_(a, b) PLACESIM_STATUS_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not OK.
-#define RETURN_IF_ERROR(expr)                      \
-  do {                                             \
-    ::placesim::Status placesim_status_ = (expr);  \
+#define RETURN_IF_ERROR(expr)                            \
+  do {                                                   \
+    ::placesim::Status placesim_status_ = (expr);        \
     if (!placesim_status_.ok()) return placesim_status_; \
   } while (0)
 

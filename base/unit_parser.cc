@@ -1,11 +1,11 @@
 #include "base/unit_parser.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace placesim {
 namespace {
@@ -35,7 +35,8 @@ Status SplitQuantity(std::string_view text, std::string_view kind, std::string_v
     while (digit(i)) ++i, ++digits;
   }
   if (digits > 0 && i < s.size() && (s[i] == 'e' || s[i] == 'E') &&
-      (digit(i + 1) || ((i + 1 < s.size()) && (s[i + 1] == '-' || s[i + 1] == '+') && digit(i + 2)))) {
+      (digit(i + 1) ||
+       ((i + 1 < s.size()) && (s[i + 1] == '-' || s[i + 1] == '+') && digit(i + 2)))) {
     i += 2;
     while (digit(i)) ++i;
   }
@@ -47,14 +48,15 @@ Status SplitQuantity(std::string_view text, std::string_view kind, std::string_v
   std::string_view rest = s.substr(i);
   while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
   if (rest.empty()) {
-    return InvalidArgumentError(fmt::format("\"{}\" has no unit: a {} needs one of: {}", text,
-                                            kind, accepted));
+    return InvalidArgumentError(
+        fmt::format("\"{}\" has no unit: a {} needs one of: {}", text, kind, accepted));
   }
   double v = 0;
   std::string num_str(num.front() == '+' ? num.substr(1) : num);
   auto [ptr, ec] = std::from_chars(num_str.data(), num_str.data() + num_str.size(), v);
   if (ec != std::errc() || ptr != num_str.data() + num_str.size() || !std::isfinite(v)) {
-    return InvalidArgumentError(fmt::format("\"{}\": the number \"{}\" is out of range", text, num));
+    return InvalidArgumentError(
+        fmt::format("\"{}\": the number \"{}\" is out of range", text, num));
   }
   if (v < 0) {
     return InvalidArgumentError(fmt::format("\"{}\": a {} must not be negative", text, kind));
@@ -75,23 +77,38 @@ std::string Accepted(const std::vector<UnitEntry>& units) {
 
 const std::vector<UnitEntry>& ByteUnits() {
   static const auto* const kUnits = new std::vector<UnitEntry>{
-      {"B", 1},          {"KB", 1e3},         {"MB", 1e6},          {"GB", 1e9},
-      {"TB", 1e12},      {"PB", 1e15},        {"KiB", 1024.0},      {"MiB", 1048576.0},
-      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0},
-      {"b", 1 / 8.0},    {"Kb", 1e3 / 8},     {"Mb", 1e6 / 8},      {"Gb", 1e9 / 8},
-      {"Tb", 1e12 / 8},  {"Kib", 1024.0 / 8}, {"Mib", 1048576.0 / 8}, {"Gib", 1073741824.0 / 8},
+      {"B", 1},
+      {"KB", 1e3},
+      {"MB", 1e6},
+      {"GB", 1e9},
+      {"TB", 1e12},
+      {"PB", 1e15},
+      {"KiB", 1024.0},
+      {"MiB", 1048576.0},
+      {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0},
+      {"PiB", 1125899906842624.0},
+      {"b", 1 / 8.0},
+      {"Kb", 1e3 / 8},
+      {"Mb", 1e6 / 8},
+      {"Gb", 1e9 / 8},
+      {"Tb", 1e12 / 8},
+      {"Kib", 1024.0 / 8},
+      {"Mib", 1048576.0 / 8},
+      {"Gib", 1073741824.0 / 8},
   };
   return *kUnits;
 }
 
 const std::vector<UnitEntry>& BandwidthUnits() {
   static const auto* const kUnits = new std::vector<UnitEntry>{
-      {"B/s", 1},        {"KB/s", 1e3},      {"MB/s", 1e6},         {"GB/s", 1e9},
-      {"TB/s", 1e12},    {"KiB/s", 1024.0},  {"MiB/s", 1048576.0},  {"GiB/s", 1073741824.0},
-      {"TiB/s", 1099511627776.0},
-      {"b/s", 1 / 8.0},  {"Kb/s", 1e3 / 8},  {"Mb/s", 1e6 / 8},     {"Gb/s", 1e9 / 8},
-      {"Tb/s", 1e12 / 8}, {"bps", 1 / 8.0},  {"Kbps", 1e3 / 8},     {"Mbps", 1e6 / 8},
-      {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8}, {"Gbit/s", 1e9 / 8},   {"Tbit/s", 1e12 / 8},
+      {"B/s", 1},           {"KB/s", 1e3},           {"MB/s", 1e6},
+      {"GB/s", 1e9},        {"TB/s", 1e12},          {"KiB/s", 1024.0},
+      {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
+      {"b/s", 1 / 8.0},     {"Kb/s", 1e3 / 8},       {"Mb/s", 1e6 / 8},
+      {"Gb/s", 1e9 / 8},    {"Tb/s", 1e12 / 8},      {"bps", 1 / 8.0},
+      {"Kbps", 1e3 / 8},    {"Mbps", 1e6 / 8},       {"Gbps", 1e9 / 8},
+      {"Tbps", 1e12 / 8},   {"Gbit/s", 1e9 / 8},     {"Tbit/s", 1e12 / 8},
   };
   return *kUnits;
 }
@@ -105,9 +122,8 @@ const std::vector<UnitEntry>& DurationUnits() {
 
 const std::vector<UnitEntry>& FlopRateUnits() {
   static const auto* const kUnits = new std::vector<UnitEntry>{
-      {"FLOP/s", 1},     {"KFLOP/s", 1e3},  {"MFLOP/s", 1e6},  {"GFLOP/s", 1e9},
-      {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"FLOPS", 1},      {"GFLOPS", 1e9},
-      {"TFLOPS", 1e12},  {"PFLOPS", 1e15},
+      {"FLOP/s", 1},     {"KFLOP/s", 1e3}, {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12},
+      {"PFLOP/s", 1e15}, {"FLOPS", 1},     {"GFLOPS", 1e9},  {"TFLOPS", 1e12}, {"PFLOPS", 1e15},
   };
   return *kUnits;
 }

@@ -1,8 +1,8 @@
 #include "base/units.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace placesim {
 namespace {

@@ -60,8 +60,14 @@ class Bytes {
   constexpr double ToGiB() const { return static_cast<double>(n_) / (1024.0 * 1024 * 1024); }
   constexpr double ToMB() const { return static_cast<double>(n_) / 1e6; }
 
-  constexpr Bytes& operator+=(Bytes o) { n_ += o.n_; return *this; }
-  constexpr Bytes& operator-=(Bytes o) { n_ -= o.n_; return *this; }
+  constexpr Bytes& operator+=(Bytes o) {
+    n_ += o.n_;
+    return *this;
+  }
+  constexpr Bytes& operator-=(Bytes o) {
+    n_ -= o.n_;
+    return *this;
+  }
   friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes(a.n_ + b.n_); }
   friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes(a.n_ - b.n_); }
   friend constexpr Bytes operator*(Bytes a, int64_t k) { return Bytes(a.n_ * k); }
@@ -118,8 +124,14 @@ class Duration {
   constexpr double ToMicroseconds() const { return static_cast<double>(ps_) * 1e-6; }
   constexpr double ToNanoseconds() const { return static_cast<double>(ps_) * 1e-3; }
 
-  constexpr Duration& operator+=(Duration o) { ps_ += o.ps_; return *this; }
-  constexpr Duration& operator-=(Duration o) { ps_ -= o.ps_; return *this; }
+  constexpr Duration& operator+=(Duration o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Duration& operator-=(Duration o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   friend constexpr Duration operator+(Duration a, Duration b) { return Duration(a.ps_ + b.ps_); }
   friend constexpr Duration operator-(Duration a, Duration b) { return Duration(a.ps_ - b.ps_); }
   friend constexpr Duration operator*(Duration a, int64_t k) { return Duration(a.ps_ * k); }
@@ -161,7 +173,10 @@ class Bandwidth {
 
   friend constexpr Bandwidth operator+(Bandwidth a, Bandwidth b) { return Bandwidth(a.v_ + b.v_); }
   friend constexpr Bandwidth operator-(Bandwidth a, Bandwidth b) { return Bandwidth(a.v_ - b.v_); }
-  constexpr Bandwidth& operator+=(Bandwidth o) { v_ += o.v_; return *this; }
+  constexpr Bandwidth& operator+=(Bandwidth o) {
+    v_ += o.v_;
+    return *this;
+  }
   friend constexpr Bandwidth operator*(Bandwidth a, double k) { return Bandwidth(a.v_ * k); }
   friend constexpr Bandwidth operator*(double k, Bandwidth a) { return Bandwidth(a.v_ * k); }
   friend constexpr Bandwidth operator/(Bandwidth a, double k) { return Bandwidth(a.v_ / k); }
@@ -175,9 +190,7 @@ class Bandwidth {
 
 constexpr Bandwidth GBps(double v) { return Bandwidth::BytesPerSecond(v * 1e9); }
 constexpr Bandwidth MBps(double v) { return Bandwidth::BytesPerSecond(v * 1e6); }
-constexpr Bandwidth GiBps(double v) {
-  return Bandwidth::BytesPerSecond(v * 1024.0 * 1024 * 1024);
-}
+constexpr Bandwidth GiBps(double v) { return Bandwidth::BytesPerSecond(v * 1024.0 * 1024 * 1024); }
 constexpr Bandwidth Gbps(double v) { return Bandwidth::BytesPerSecond(v * 1e9 / 8.0); }
 constexpr Bandwidth Mbps(double v) { return Bandwidth::BytesPerSecond(v * 1e6 / 8.0); }
 
@@ -190,8 +203,7 @@ constexpr Duration operator/(Bytes b, Bandwidth bw) {
 // Bytes moved in `d` at rate `bw`, truncated to whole bytes.
 constexpr Bytes operator*(Bandwidth bw, Duration d) {
   double v = bw.bytes_per_second() * d.ToSeconds();
-  return Bytes::Count(v >= 9.2e18 ? std::numeric_limits<int64_t>::max()
-                                  : static_cast<int64_t>(v));
+  return Bytes::Count(v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(v));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,7 +213,10 @@ class Flops {
   static constexpr Flops Count(double v) { return Flops(v); }
   constexpr double count() const { return v_; }
   friend constexpr Flops operator+(Flops a, Flops b) { return Flops(a.v_ + b.v_); }
-  constexpr Flops& operator+=(Flops o) { v_ += o.v_; return *this; }
+  constexpr Flops& operator+=(Flops o) {
+    v_ += o.v_;
+    return *this;
+  }
   friend constexpr Flops operator*(Flops a, double k) { return Flops(a.v_ * k); }
   friend constexpr Flops operator*(double k, Flops a) { return Flops(a.v_ * k); }
   friend constexpr Flops operator/(Flops a, double k) { return Flops(a.v_ / k); }
@@ -240,8 +255,8 @@ constexpr Duration operator/(Flops f, FlopRate r) {
 }
 
 // Human-readable forms for reports, e.g. "31.40 GB", "450 GB/s", "1.25 ms", "989 TFLOP/s".
-std::string ToString(Bytes b);       // SI, 2 decimals past the unit prefix
-std::string ToIecString(Bytes b);    // IEC, e.g. "29.24 GiB"
+std::string ToString(Bytes b);     // SI, 2 decimals past the unit prefix
+std::string ToIecString(Bytes b);  // IEC, e.g. "29.24 GiB"
 std::string ToString(Duration d);
 std::string ToString(Bandwidth bw);  // bytes per second, SI
 std::string ToString(FlopRate r);

@@ -133,10 +133,11 @@ std::string FormatTopologySummary(const Cluster& cluster) {
   }
   const FabricShape& s = st.shape;
   if (s.leaves > 0) {
-    out += fmt::format("fabric: {} leaves", s.leaves);
+    out += fmt::format("fabric: {} {}", s.leaves, s.leaves == 1 ? "leaf" : "leaves");
     if (s.rails > 0) out += fmt::format(" ({} rails x {})", s.rails, s.leaves_per_rail);
-    out += fmt::format(", {} spines; {} down / {} up ports per leaf", s.spines,
-                       s.down_ports_per_leaf, s.up_ports_per_leaf);
+    out +=
+        fmt::format(", {} {}; {} down / {} up ports per leaf", s.spines,
+                    s.spines == 1 ? "spine" : "spines", s.down_ports_per_leaf, s.up_ports_per_leaf);
     if (s.spines > 0) out += fmt::format(", {} cables per leaf-spine pair", s.links_per_leaf_spine);
     out += '\n';
   }

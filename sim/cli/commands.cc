@@ -3,20 +3,20 @@
 // Program_options are caught here and become exit code 2 with the library's message.
 #include "sim/cli/commands.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
-
-#include <boost/program_options.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "base/errors.h"
 #include "base/status.h"
@@ -74,11 +74,11 @@ struct ScenarioArgs {
 };
 
 void AddScenarioOptions(po::options_description& desc, ScenarioArgs& a) {
-  desc.add_options()(
-      "set", po::value<std::vector<std::string>>(&a.sets)->composing(),
-      "FIELD.PATH=VALUE: override any scalar scenario field, e.g. cluster.nodes=32 "
-      "(repeatable)")("format", po::value<std::string>(&a.format)->default_value("table"),
-                      "output format: table, json or csv");
+  desc.add_options()("set", po::value<std::vector<std::string>>(&a.sets)->composing(),
+                     "FIELD.PATH=VALUE: override any scalar scenario field, e.g. cluster.nodes=32 "
+                     "(repeatable)")("format",
+                                     po::value<std::string>(&a.format)->default_value("table"),
+                                     "output format: table, json or csv");
 }
 
 // Parses `args` into `vm`; on failure prints the problem and returns false.
@@ -94,6 +94,13 @@ bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
     return false;
   }
   return true;
+}
+
+// True when the arguments ask for help; checked before parsing so that `--help` works even
+// without the required positional arguments.
+bool WantsHelp(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--help") != args.end() ||
+         std::find(args.begin(), args.end(), "-h") != args.end();
 }
 
 bool CheckFormat(const std::string& command, const std::string& format,
@@ -140,8 +147,7 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
+  if (WantsHelp(args)) {
     out << desc << "\n";
     return kExitOk;
   }
@@ -211,8 +217,7 @@ int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostre
   po::positional_options_description pos;
   pos.add("scenario", 1);
   po::variables_map vm;
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
+  if (WantsHelp(args)) {
     out << desc << "\n";
     return kExitOk;
   }

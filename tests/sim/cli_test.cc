@@ -59,7 +59,7 @@ TEST(AnalyzeCommand, ReproducesTheZeroPaperModelStatesPerStage) {
   };
   for (const auto& [preset, expected] : cases) {
     Result r = RunPlacesim({"analyze", Example("zero-7.5b.textproto"), "--format", "json", "--set",
-                    "strategy.preset=" + preset});
+                            "strategy.preset=" + preset});
     ASSERT_EQ(r.code, kExitOk) << preset << ": " << r.err;
     nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(ModelStateBytes(j), expected) << preset;
@@ -68,7 +68,8 @@ TEST(AnalyzeCommand, ReproducesTheZeroPaperModelStatesPerStage) {
 }
 
 TEST(AnalyzeCommand, JsonHasTheDocumentedStableKeys) {
-  Result r = RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
+  Result r =
+      RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   for (const char* key : {"params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
@@ -80,7 +81,8 @@ TEST(AnalyzeCommand, JsonHasTheDocumentedStableKeys) {
 }
 
 TEST(AnalyzeCommand, TextAndJsonScenariosGiveIdenticalReports) {
-  Result text = RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
+  Result text =
+      RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
   Result json = RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.json"), "--format", "json"});
   ASSERT_EQ(text.code, kExitOk) << text.err;
   ASSERT_EQ(json.code, kExitOk) << json.err;
@@ -133,7 +135,8 @@ TEST(AnalyzeCommand, BadInputExitsTwoWithTheReason) {
   EXPECT_EQ(missing.code, kExitBadInput);
   EXPECT_THAT(missing.err, HasSubstr("no-such-file.textproto"));
 
-  Result bad_set = RunPlacesim({"analyze", Example("zero-7.5b.textproto"), "--set", "cluster.nodez=3"});
+  Result bad_set =
+      RunPlacesim({"analyze", Example("zero-7.5b.textproto"), "--set", "cluster.nodez=3"});
   EXPECT_EQ(bad_set.code, kExitBadInput);
   EXPECT_THAT(bad_set.err, HasSubstr("nodez"));
 
@@ -172,7 +175,8 @@ TEST(TopologyCommand, WritesTheDotFileAndASummary) {
 
 TEST(TopologyCommand, JsonCountsEveryGpu) {
   // 8 DGX-H100 nodes of 8 GPUs.
-  Result r = RunPlacesim({"topology", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
+  Result r =
+      RunPlacesim({"topology", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpus"].get<int>(), 64);
@@ -182,8 +186,8 @@ TEST(TopologyCommand, JsonCountsEveryGpu) {
 TEST(TopologyCommand, AnInvalidScenarioLeavesNoDotFile) {
   std::string dot = ::testing::TempDir() + "/never.dot";
   std::filesystem::remove(dot);
-  Result r =
-      RunPlacesim({"topology", Example("zero-7.5b.textproto"), "--set", "cluster.nodes=0", "--dot", dot});
+  Result r = RunPlacesim(
+      {"topology", Example("zero-7.5b.textproto"), "--set", "cluster.nodes=0", "--dot", dot});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("cluster.nodes"));
   EXPECT_FALSE(std::filesystem::exists(dot));
