@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -20,6 +21,7 @@
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
 #include "strategies/analyzer.h"
 #include "strategies/presets.h"
@@ -27,6 +29,7 @@
 #include "topology/cluster.h"
 #include "topology/presets.h"
 #include "topology/summary.h"
+#include "traces/chrome_trace_writer.h"
 
 namespace placesim::sim {
 namespace {
@@ -41,6 +44,9 @@ constexpr const char* kUsage =
     "Commands:\n"
     "  analyze SCENARIO    memory per state per device, communication volume per step and\n"
     "                      the correctness verdict, from the placement alone (instant)\n"
+    "  simulate SCENARIO   replay one training step on the cluster (data-parallel family:\n"
+    "                      ddp, zero1-3, fsdp, offload): step time, MFU, exposed\n"
+    "                      communication, peak memory; --trace FILE for Perfetto\n"
     "  topology SCENARIO   the cluster graph: GPUs, links by kind, injection and bisection\n"
     "                      bandwidth; --dot FILE writes it for Graphviz\n"
     "  presets             every built-in hardware, node, model and strategy preset\n"
@@ -168,6 +174,153 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << strategies::FormatPlanTable(*plan);
   }
   return plan->ok() ? kExitOk : kExitIncorrectStrategy;
+}
+
+// ------------------------------------------------------------------------------ simulate
+nlohmann::ordered_json SimulationJson(const SimResult& r) {
+  const RoleResult& role = r.roles.front();
+  nlohmann::ordered_json j;
+  j["step_time_s"] = r.step_time.ToSeconds();
+  j["mfu"] = r.mfu;
+  j["hfu"] = r.hfu;
+  j["tokens_per_second"] = r.tokens_per_second;
+  j["peak_memory_bytes"] = role.peak_memory.count();
+  j["capacity_bytes"] = role.capacity.count();
+  j["compute_s"] = role.compute_busy.ToSeconds();
+  j["comm_s"] = role.comm_busy.ToSeconds();
+  j["exposed_comm_s"] = role.exposed_comm.ToSeconds();
+  j["copy_s"] = role.copy_busy.ToSeconds();
+  j["host_s"] = role.host_busy.ToSeconds();
+  j["idle_s"] = role.idle.ToSeconds();
+  nlohmann::ordered_json comm;
+  comm["bytes_per_device_per_step"] = role.comm_bytes().count();
+  nlohmann::ordered_json kinds;
+  for (int k = 0; k < kNumCollectiveKinds; ++k) {
+    if (role.collective_calls[k] == 0) continue;
+    kinds[strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k))] = {
+        {"calls", role.collective_calls[k]}, {"bytes", role.collective_bytes[k].count()}};
+  }
+  comm["by_kind"] = std::move(kinds);
+  j["comm"] = std::move(comm);
+  nlohmann::ordered_json live;
+  for (int t = 0; t < kNumMemoryTags; ++t) {
+    if (role.live_at_peak[t].count() == 0) continue;
+    live[strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t))] =
+        role.live_at_peak[t].count();
+  }
+  j["memory"] = {{"peak_bytes", role.peak_memory.count()},
+                 {"peak_at_s", role.peak_at.ToSeconds()},
+                 {"live_at_peak_bytes", std::move(live)},
+                 {"peak_host_bytes", role.peak_host_memory.count()},
+                 {"peak_nvme_bytes", role.peak_nvme.count()}};
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  for (const auto& f : r.findings) {
+    findings.push_back({{"severity", strategies::SeverityName(f.severity)},
+                        {"rule", f.rule},
+                        {"message", f.message},
+                        {"fix", f.fix}});
+  }
+  j["findings"] = std::move(findings);
+  return j;
+}
+
+std::string SimulationTable(const SimResult& r) {
+  const RoleResult& role = r.roles.front();
+  auto share = [&](Duration d) { return 100.0 * (d / r.step_time); };
+  std::string out;
+  out += fmt::format("step time       {}\n", ToString(r.step_time));
+  out += fmt::format(
+      "MFU             {:.1f}% (Megatron-LM eq. 3 model FLOPs / step time / peak {}); HFU "
+      "{:.1f}% (recompute included)\n",
+      100.0 * r.mfu, ToString(r.peak), 100.0 * r.hfu);
+  out += fmt::format("throughput      {:.0f} tokens/s\n", r.tokens_per_second);
+  out += fmt::format("compute         {} ({:.1f}% of the step)\n", ToString(role.compute_busy),
+                     share(role.compute_busy));
+  out +=
+      fmt::format("communication   {} busy, {} exposed ({:.1f}% of the step)\n",
+                  ToString(role.comm_busy), ToString(role.exposed_comm), share(role.exposed_comm));
+  if (role.copy_busy > Duration::Zero() || role.host_busy > Duration::Zero()) {
+    out += fmt::format("offload         copies {}, host compute {}\n", ToString(role.copy_busy),
+                       ToString(role.host_busy));
+  }
+  out += fmt::format("peak memory     {} (capacity {}) at {}\n", ToString(role.peak_memory),
+                     ToString(role.capacity), ToString(role.peak_at));
+  for (int t = 0; t < kNumMemoryTags; ++t) {
+    if (role.live_at_peak[t].count() == 0) continue;
+    out += fmt::format("  {:<22} {}\n",
+                       strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t)),
+                       ToString(role.live_at_peak[t]));
+  }
+  out += fmt::format("bytes sent      {} per device per step\n", ToString(role.comm_bytes()));
+  for (int k = 0; k < kNumCollectiveKinds; ++k) {
+    if (role.collective_calls[k] == 0) continue;
+    out += fmt::format("  {:<22} {} calls, {}\n",
+                       strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k)),
+                       role.collective_calls[k], ToString(role.collective_bytes[k]));
+  }
+  for (const auto& f : r.findings) {
+    out += fmt::format("{}: {}: {}\n", strategies::SeverityName(f.severity), f.rule, f.message);
+  }
+  return out;
+}
+
+int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ScenarioArgs a;
+  std::string trace_path;
+  std::string network = "flow";
+  po::options_description desc("placesim simulate SCENARIO [options]");
+  desc.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(&a.path)->required(), "scenario file")(
+      "trace", po::value<std::string>(&trace_path),
+      "write the timeline to FILE (Chrome trace JSON; opens in Perfetto)")(
+      "network", po::value<std::string>(&network)->default_value("flow"),
+      "network model: flow (max-min fair sharing of every link) or analytic (alpha-beta, "
+      "no contention)");
+  AddScenarioOptions(desc, a);
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  if (WantsHelp(args)) {
+    out << desc << "\n";
+    return kExitOk;
+  }
+  if (!ParseArgs("simulate", args, desc, pos, vm, err)) return kExitBadInput;
+  if (!CheckFormat("simulate", a.format, {"table", "json"}, err)) return kExitBadInput;
+  ExecutorOptions options;
+  if (network == "analytic") {
+    options.network = NetworkModel::kAnalytic;
+  } else if (network != "flow") {
+    err << "placesim simulate: --network: \"" << network
+        << "\": unknown network model; valid: flow, analytic\n";
+    return kExitBadInput;
+  }
+
+  StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
+  if (!scenario.ok()) return ReportError(err, "", scenario.status());
+  StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
+  if (!cluster.ok()) return ReportError(err, a.path, cluster.status());
+
+  std::ostringstream trace_text;
+  std::optional<traces::ChromeTraceWriter> writer;
+  if (!trace_path.empty()) {
+    writer.emplace(trace_text);
+    options.trace = &*writer;
+  }
+  StatusOr<SimResult> result =
+      SimulateStep(*cluster, scenario->model, scenario->training, scenario->strategy, options);
+  if (!result.ok()) return ReportError(err, a.path, result.status());
+  if (writer) {
+    Status finished = writer->Finish();
+    if (!finished.ok()) return ReportError(err, "--trace", finished);
+    Status written = WriteFileAtomically(trace_path, trace_text.str());
+    if (!written.ok()) return ReportError(err, "--trace", written);
+  }
+  if (a.format == "json") {
+    out << SimulationJson(*result).dump(2) << "\n";
+  } else {
+    out << SimulationTable(*result);
+  }
+  return kExitOk;
 }
 
 // ------------------------------------------------------------------------------ topology
@@ -330,8 +483,10 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitOk;
   }
   using Handler = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
-  static constexpr std::pair<const char*, Handler> kCommands[] = {
-      {"analyze", &Analyze}, {"topology", &Topology}, {"presets", &Presets}};
+  static constexpr std::pair<const char*, Handler> kCommands[] = {{"analyze", &Analyze},
+                                                                  {"simulate", &Simulate},
+                                                                  {"topology", &Topology},
+                                                                  {"presets", &Presets}};
   for (const auto& [name, handler] : kCommands) {
     if (command == name) return handler(rest, out, err);
   }

@@ -21,6 +21,7 @@
 #include "sim/network/alpha_beta.h"
 #include "sim/network/flow_network.h"
 #include "strategies/analyzer.h"
+#include "strategies/model.h"
 #include "topology/placement.h"
 #include "topology/routing.h"
 
@@ -667,12 +668,20 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
     out.roles.push_back(std::move(r));
   }
   out.peak = cluster.spec().node.gpu.Peak(ComputeType(training.precision));
+  // MFU counts the model's FLOPs (eq. 3 without recompute, coefficient 72); HFU counts what
+  // the hardware executes, recomputation included (the plan's figure: 96 under full
+  // recompute, 72 plus the attention recompute under selective).
+  const double world = static_cast<double>(std::max<int64_t>(plan.world, 1));
   out.model_flops_per_rank =
-      plan.flops_per_iteration / static_cast<double>(std::max<int64_t>(plan.world, 1));
+      strategies::MegatronFlopsPerIteration(model.transformer, training.global_batch,
+                                            strategies::Recompute::kNone) /
+      world;
+  out.hardware_flops_per_rank = plan.flops_per_iteration / world;
   const double seconds = out.step_time.ToSeconds();
   if (seconds > 0) {
     if (out.peak.per_second() > 0) {
       out.mfu = out.model_flops_per_rank.count() / (seconds * out.peak.per_second());
+      out.hfu = out.hardware_flops_per_rank.count() / (seconds * out.peak.per_second());
     }
     out.tokens_per_second = static_cast<double>(training.global_batch) *
                             static_cast<double>(model.transformer.seq_len) / seconds;

@@ -114,11 +114,13 @@ struct RoleResult {
 };
 
 struct SimResult {
-  Duration step_time;            // the slowest role's
-  Flops model_flops_per_rank;    // plan.flops_per_iteration / world
-  FlopRate peak;                 // per-GPU peak of the precision's compute type
-  double mfu = 0;                // model_flops_per_rank / (step_time x peak)
-  double tokens_per_second = 0;  // global_batch x seq_len / step_time
+  Duration step_time;             // the slowest role's
+  Flops model_flops_per_rank;     // Megatron-LM eq. 3 without recompute (72 B s l h^2 ...) / world
+  Flops hardware_flops_per_rank;  // the plan's FLOPs, recomputation included / world
+  FlopRate peak;                  // per-GPU peak of the precision's compute type
+  double mfu = 0;                 // model_flops_per_rank / (step_time x peak)
+  double hfu = 0;                 // hardware_flops_per_rank / (step_time x peak)
+  double tokens_per_second = 0;   // global_batch x seq_len / step_time
   std::vector<RoleResult> roles;
   std::vector<strategies::Finding> findings;  // "out-of-memory", one per role that does not fit
   strategies::Plan plan;                      // the analytic plan of the same inputs
