@@ -77,14 +77,16 @@ struct ScenarioArgs {
   std::string path;
   std::vector<std::string> sets;
   std::string format = "table";
+  std::vector<std::string> formats;  // what --format accepts for this command
 };
 
 void AddScenarioOptions(po::options_description& desc, ScenarioArgs& a) {
-  desc.add_options()("set", po::value<std::vector<std::string>>(&a.sets)->composing(),
-                     "FIELD.PATH=VALUE: override any scalar scenario field, e.g. cluster.nodes=32 "
-                     "(repeatable)")("format",
-                                     po::value<std::string>(&a.format)->default_value("table"),
-                                     "output format: table, json or csv");
+  desc.add_options()("help,h", "show this help")(
+      "scenario", po::value<std::string>(&a.path)->required(), "scenario file")(
+      "set", po::value<std::vector<std::string>>(&a.sets)->composing(),
+      "FIELD.PATH=VALUE: override any scalar scenario field, e.g. cluster.nodes=32 "
+      "(repeatable)")("format", po::value<std::string>(&a.format)->default_value("table"),
+                      ("output format: " + JoinNames(a.formats)).c_str());
 }
 
 // Parses `args` into `vm`; on failure prints the problem and returns false.
@@ -119,6 +121,25 @@ bool CheckFormat(const std::string& command, const std::string& format,
   return false;
 }
 
+// The shared front of every command that reads a scenario: --help, parsing (the scenario is
+// the one positional argument) and the --format check. Returns the exit code when the
+// command should stop here, nothing when it should go on.
+std::optional<int> ParseScenarioCommand(const std::string& command,
+                                        const std::vector<std::string>& args,
+                                        const po::options_description& desc, const ScenarioArgs& a,
+                                        std::ostream& out, std::ostream& err) {
+  if (WantsHelp(args)) {
+    out << desc << "\n";
+    return kExitOk;
+  }
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  po::variables_map vm;
+  if (!ParseArgs(command, args, desc, pos, vm, err)) return kExitBadInput;
+  if (!CheckFormat(command, a.format, a.formats, err)) return kExitBadInput;
+  return std::nullopt;
+}
+
 // Writes `content` to `path` through a temporary file and a rename, so a failed run never
 // leaves a half-written file behind.
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
@@ -146,19 +167,12 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
 // ------------------------------------------------------------------------------- analyze
 int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ScenarioArgs a;
+  a.formats = {"table", "json", "csv"};
   po::options_description desc("placesim analyze SCENARIO [options]");
-  desc.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>(&a.path)->required(), "scenario file");
   AddScenarioOptions(desc, a);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  if (WantsHelp(args)) {
-    out << desc << "\n";
-    return kExitOk;
+  if (auto done = ParseScenarioCommand("analyze", args, desc, a, out, err)) {
+    return *done;
   }
-  if (!ParseArgs("analyze", args, desc, pos, vm, err)) return kExitBadInput;
-  if (!CheckFormat("analyze", a.format, {"table", "json", "csv"}, err)) return kExitBadInput;
 
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
@@ -268,24 +282,17 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   ScenarioArgs a;
   std::string trace_path;
   std::string network = "flow";
+  a.formats = {"table", "json"};
   po::options_description desc("placesim simulate SCENARIO [options]");
-  desc.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>(&a.path)->required(), "scenario file")(
-      "trace", po::value<std::string>(&trace_path),
-      "write the timeline to FILE (Chrome trace JSON; opens in Perfetto)")(
+  AddScenarioOptions(desc, a);
+  desc.add_options()("trace", po::value<std::string>(&trace_path),
+                     "write the timeline to FILE (Chrome trace JSON; opens in Perfetto)")(
       "network", po::value<std::string>(&network)->default_value("flow"),
       "network model: flow (max-min fair sharing of every link) or analytic (alpha-beta, "
       "no contention)");
-  AddScenarioOptions(desc, a);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  if (WantsHelp(args)) {
-    out << desc << "\n";
-    return kExitOk;
+  if (auto done = ParseScenarioCommand("simulate", args, desc, a, out, err)) {
+    return *done;
   }
-  if (!ParseArgs("simulate", args, desc, pos, vm, err)) return kExitBadInput;
-  if (!CheckFormat("simulate", a.format, {"table", "json"}, err)) return kExitBadInput;
   ExecutorOptions options;
   if (network == "analytic") {
     options.network = NetworkModel::kAnalytic;
@@ -362,20 +369,14 @@ nlohmann::ordered_json TopologyJson(const topology::TopologyStats& s) {
 int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ScenarioArgs a;
   std::string dot;
+  a.formats = {"table", "json"};
   po::options_description desc("placesim topology SCENARIO [options]");
-  desc.add_options()("help,h", "show this help")(
-      "scenario", po::value<std::string>(&a.path)->required(), "scenario file")(
-      "dot", po::value<std::string>(&dot), "also write the cluster graph to FILE (Graphviz)");
   AddScenarioOptions(desc, a);
-  po::positional_options_description pos;
-  pos.add("scenario", 1);
-  po::variables_map vm;
-  if (WantsHelp(args)) {
-    out << desc << "\n";
-    return kExitOk;
+  desc.add_options()("dot", po::value<std::string>(&dot),
+                     "also write the cluster graph to FILE (Graphviz)");
+  if (auto done = ParseScenarioCommand("topology", args, desc, a, out, err)) {
+    return *done;
   }
-  if (!ParseArgs("topology", args, desc, pos, vm, err)) return kExitBadInput;
-  if (!CheckFormat("topology", a.format, {"table", "json"}, err)) return kExitBadInput;
 
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
