@@ -1,5 +1,9 @@
 // Executor implementation: the model and its maths are stated in executor.h.
 //
+// Collectives and copies become a CommPlan: phases of flows (executor.h), built once per
+// (group, kind, algorithm) or copy kind at setup and shared by every op that uses it; an op
+// picks its plan (and, under kAuto, its algorithm) at setup from its buffer size.
+//
 // Event loop. Two event kinds: kOpDone (an op with a known duration finished; payload = op
 // index) and kNetworkWake (the flow network's next change; payload = the network version it
 // was armed for, so outdated wakes are ignored). After every event the streams are polled in a
@@ -35,6 +39,30 @@ const char* NetworkModelName(NetworkModel m) {
       return "analytic";
   }
   return "?";
+}
+
+const char* CollectiveAlgorithmName(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::kAuto:
+      return "auto";
+    case CollectiveAlgorithm::kRing:
+      return "ring";
+    case CollectiveAlgorithm::kTree:
+      return "tree";
+    case CollectiveAlgorithm::kHierarchical:
+      return "hierarchical";
+  }
+  return "?";
+}
+
+ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) {
+  ExecutorOptions o;
+  o.network = settings.network_model;
+  o.algorithm = settings.collective_algorithm;
+  o.schedule.bucket_bytes = settings.gradient_bucket_size;
+  o.schedule.prefetch_depth = settings.prefetch_depth;
+  o.schedule.sync_grads_every_micro_batch = settings.sync_grads_every_micro_batch;
+  return o;
 }
 
 Bytes RoleResult::comm_bytes() const {
@@ -100,6 +128,87 @@ struct FlowPath {
   Bandwidth bottleneck;
 };
 
+// One phase of a collective or copy: flows started together. Each flow carries
+// S x num / den bytes (S = the op's buffer_bytes), or the op's own bytes when den == 0; the
+// analytic model charges S x analytic_num / analytic_den (the same unless stated). Each flow
+// stands for `steps` pipelined steps and pays steps x its route latency.
+struct CommPhase {
+  std::vector<FlowPath> flows;
+  // The distinct (latency, bottleneck) pairs of the flows: the analytic time of the phase is
+  // the longest of theirs, so estimates cost O(distinct routes), not O(flows).
+  std::vector<std::pair<Duration, double>> classes;
+  int64_t num = 0;
+  int64_t den = 0;
+  int64_t analytic_num = 0;
+  int64_t analytic_den = 0;
+  int64_t steps = 1;
+};
+
+struct CommPlan {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  std::vector<CommPhase> phases;
+};
+
+// The groups of a collective's partition and how they sit on the nodes.
+struct GroupLayout {
+  int n = 1;                                  // members per group
+  std::vector<std::vector<VertexId>> groups;  // every group, members in axis order
+  // Members of each group per node (in order of first member), when every node a group
+  // touches holds the same number of its members; empty otherwise.
+  std::vector<std::vector<std::vector<VertexId>>> per_node;
+  bool multi_node = false;  // a group spans more than one node
+};
+
+// S x num / den without overflow for num, den < 2^31 (bytes below 2^62).
+Bytes Scale(Bytes s, int64_t num, int64_t den) {
+  const int64_t b = s.count();
+  return Bytes::Count((b / den) * num + (b % den) * num / den);
+}
+
+Bytes PhaseBytes(const CommPhase& ph, const Op& op) {
+  return ph.den == 0 ? op.bytes : Scale(op.buffer_bytes, ph.num, ph.den);
+}
+
+Bytes AnalyticBytes(const CommPhase& ph, const Op& op) {
+  return ph.analytic_den == 0 ? op.bytes : Scale(op.buffer_bytes, ph.analytic_num, ph.analytic_den);
+}
+
+// The phase alone, no contention: its longest flow's alpha-beta time.
+Duration PhaseAnalyticTime(const CommPhase& ph, const Op& op) {
+  const Bytes bytes = AnalyticBytes(ph, op);
+  Duration longest = Duration::Zero();
+  for (const auto& [latency, bw] : ph.classes) {
+    longest =
+        std::max(longest, AlphaBetaTime(Bandwidth::BytesPerSecond(bw), latency * ph.steps, bytes));
+  }
+  return longest;
+}
+
+Duration PlanAnalyticTime(const CommPlan& plan, const Op& op) {
+  Duration total = Duration::Zero();
+  for (const CommPhase& ph : plan.phases) total += PhaseAnalyticTime(ph, op);
+  return total;
+}
+
+void FinishPhase(CommPhase& ph) {
+  for (const FlowPath& f : ph.flows) {
+    ph.classes.emplace_back(f.latency, f.bottleneck.bytes_per_second());
+  }
+  std::sort(ph.classes.begin(), ph.classes.end());
+  ph.classes.erase(std::unique(ph.classes.begin(), ph.classes.end()), ph.classes.end());
+}
+
+// Parent of every position of the balanced in-order binary tree over [lo, hi) (the root of a
+// range is its middle), and the tree's height in edges.
+int BuildTree(int lo, int hi, int parent, std::vector<int>& parents) {
+  if (lo >= hi) return -1;
+  const int mid = lo + (hi - lo) / 2;
+  parents[static_cast<size_t>(mid)] = parent;
+  const int left = BuildTree(lo, mid, mid, parents);
+  const int right = BuildTree(mid + 1, hi, mid, parents);
+  return 1 + std::max(left, right);
+}
+
 // Ring steps of a collective: 2(N-1) for all-reduce, N-1 for the others; one for a
 // point-to-point transfer.
 int64_t RingSteps(CollectiveKind k, int64_t n) {
@@ -125,15 +234,27 @@ class Runner {
 
  private:
   Status Setup();
-  Status ResolveCollective(const Op& op, std::vector<FlowPath>*& paths);
-  Status ResolveCopy(const Op& op, std::vector<FlowPath>*& paths);
+  Status SetupTrace();
+  StatusOr<const GroupLayout*> LayoutOf(const Op& op);
+  StatusOr<const CommPlan*> PlanOf(const Op& op, const GroupLayout& layout,
+                                   CollectiveAlgorithm algorithm);
+  Status ResolveCollective(int32_t i);
+  Status ResolveCopy(int32_t i);
   StatusOr<FlowPath> PathBetween(VertexId from, VertexId to, const char* what);
+  // The route from -> NIC of `from` -> NIC of `to` -> to, through the NIC nearest each GPU
+  // (its rail); the plain route when a node has no such NIC (explicit graphs, no NICs).
+  StatusOr<FlowPath> PathOverRail(VertexId from, VertexId to, const char* what);
+  VertexId RailNic(VertexId gpu) const;
+  Status AddRing(const std::vector<VertexId>& ring, const char* what, CommPhase& phase);
   void StartReady(Engine& engine);
   void StartOp(Engine& engine, int32_t i);
+  // Starts phase `k` of op i's plan, or finishes the op when no phase is left.
+  void StartPhase(Engine& engine, int32_t i, size_t k);
   void FinishOp(Engine& engine, int32_t i);
   void ApplyMemory(const Op& op, Duration now);
   void ArmNetwork(Engine& engine);
   void TraceOp(int32_t i, Duration start, Duration end);
+  void CollectLinkStats();
 
   const topology::Cluster& cluster_;
   const Schedule& sched_;
@@ -144,12 +265,16 @@ class Runner {
 
   std::vector<VertexId> rank_gpu_;
   VertexId gpu_;
-  uint32_t pid_ = 0;
-  std::vector<Duration> duration_;  // compute and host-compute ops
-  // Flows of collectives and copies, shared by every op of the same group or copy kind.
-  std::map<std::tuple<int, int, int>, std::vector<FlowPath>> groups_;
-  std::map<int, std::vector<FlowPath>> copies_;
-  std::vector<const std::vector<FlowPath>*> paths_;  // per op, null when it moves nothing
+  std::vector<uint32_t> trace_pids_;  // processes that receive the timeline
+  std::vector<Duration> duration_;    // compute and host-compute ops
+  // Collective groups per (axis, group kind, size); plans per (axis, group kind, size,
+  // collective kind, algorithm) or copy kind, shared by every op that uses them. std::map
+  // keeps the addresses stable.
+  std::map<std::tuple<int, int, int>, GroupLayout> layouts_;
+  std::map<std::tuple<int, int, int, int, int>, CommPlan> plans_;
+  std::map<int, CommPlan> copies_;
+  std::vector<const CommPlan*> plan_;  // per op, null when it moves nothing
+  std::vector<size_t> phase_;          // per op, the phase running
 
   // Execution state.
   std::vector<int32_t> waiting_;  // unfinished deps per op
@@ -166,6 +291,13 @@ class Runner {
 
   std::array<std::array<int64_t, kNumMemoryTags>, 3> live_{};
   std::array<int64_t, 3> live_total_{};
+  // kAnalytic link accounting: bytes and busy picoseconds per link, and the most flows of one
+  // phase per link (with its scratch count and the links it touched).
+  std::vector<int64_t> link_bytes_;
+  std::vector<int64_t> link_busy_ps_;
+  std::vector<uint32_t> link_peak_;
+  std::vector<uint32_t> link_scratch_;
+  std::vector<LinkIndex> touched_;
   RoleResult result_;
 };
 
@@ -186,13 +318,48 @@ StatusOr<FlowPath> Runner::PathBetween(VertexId from, VertexId to, const char* w
   return p;
 }
 
-Status Runner::ResolveCollective(const Op& op, std::vector<FlowPath>*& paths) {
+StatusOr<FlowPath> Runner::PathOverRail(VertexId from, VertexId to, const char* what) {
+  const VertexId nic_from = RailNic(from);
+  const VertexId nic_to = RailNic(to);
+  if (!nic_from.valid() || !nic_to.valid()) return PathBetween(from, to, what);
+  FlowPath p;
+  for (auto [a, b] :
+       {std::pair{from, nic_from}, std::pair{nic_from, nic_to}, std::pair{nic_to, to}}) {
+    ASSIGN_OR_RETURN(FlowPath leg, PathBetween(a, b, what));
+    p.links.insert(p.links.end(), leg.links.begin(), leg.links.end());
+    p.latency += leg.latency;
+    p.bottleneck = p.links.size() == leg.links.size()
+                       ? leg.bottleneck
+                       : Bandwidth::BytesPerSecond(std::min(p.bottleneck.bytes_per_second(),
+                                                            leg.bottleneck.bytes_per_second()));
+  }
+  return p;
+}
+
+VertexId Runner::RailNic(VertexId gpu) const {
+  const topology::VertexInfo& g = cluster_.vertex(gpu);
+  const topology::NodeSpec& node = cluster_.spec().node;
+  if (node.nics < 1 || node.gpus < 1 || g.node < 0) return VertexId{};
+  const int64_t nic = int64_t{g.local_index} * node.nics / node.gpus;
+  std::optional<VertexId> v = cluster_.FindVertex(fmt::format("node{}/nic{}", g.node, nic));
+  if (!v.has_value() || cluster_.vertex(*v).kind != topology::VertexKind::kNic) return VertexId{};
+  return *v;
+}
+
+Status Runner::AddRing(const std::vector<VertexId>& ring, const char* what, CommPhase& phase) {
+  const size_t n = ring.size();
+  if (n < 2) return Status();
+  for (size_t k = 0; k < n; ++k) {
+    ASSIGN_OR_RETURN(FlowPath p, PathBetween(ring[k], ring[(k + 1) % n], what));
+    phase.flows.push_back(std::move(p));
+  }
+  return Status();
+}
+
+StatusOr<const GroupLayout*> Runner::LayoutOf(const Op& op) {
   const auto key = std::make_tuple(static_cast<int>(op.axis), static_cast<int>(op.group),
                                    static_cast<int>(op.group_size));
-  if (auto it = groups_.find(key); it != groups_.end()) {
-    paths = &it->second;
-    return Status();
-  }
+  if (auto it = layouts_.find(key); it != layouts_.end()) return &it->second;
   const int axis_size = ctx_.mesh.size(op.axis);
   const int n = op.group_size;
   topology::MeshCoord probe;
@@ -219,36 +386,210 @@ Status Runner::ResolveCollective(const Op& op, std::vector<FlowPath>*& paths) {
     }
     return false;
   };
-  std::vector<FlowPath> flows;
-  const std::string what = fmt::format(
-      "{} ring on {}", strategies::CollectiveKindName(op.collective), topology::AxisName(op.axis));
+  GroupLayout layout;
+  layout.n = n;
   // Every group of the partition (symmetry folding), in rank order of its leader.
-  for (int64_t r = 0; r < ctx_.mesh.world(); ++r) {
+  for (int64_t r = 0; r < ctx_.mesh.world() && n > 1; ++r) {
     topology::MeshCoord c = topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r);
     const int first = *CoordOf(c, op.axis);
-    if (!leads(first) || n == 1) continue;
-    std::vector<VertexId> ring;
-    ring.reserve(static_cast<size_t>(n));
+    if (!leads(first)) continue;
+    std::vector<VertexId> members;
+    members.reserve(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
       *CoordOf(c, op.axis) = first + k * stride;
-      ring.push_back(
+      members.push_back(
           rank_gpu_[static_cast<size_t>(topology::CoordToRank(ctx_.mesh, ctx_.rank_order, c))]);
     }
-    for (int k = 0; k < n; ++k) {
-      ASSIGN_OR_RETURN(FlowPath p,
-                       PathBetween(ring[static_cast<size_t>(k)],
-                                   ring[static_cast<size_t>((k + 1) % n)], what.c_str()));
-      flows.push_back(std::move(p));
+    layout.groups.push_back(std::move(members));
+  }
+  bool uniform = true;
+  for (const std::vector<VertexId>& members : layout.groups) {
+    std::vector<int> nodes;
+    std::vector<std::vector<VertexId>> by_node;
+    for (VertexId g : members) {
+      const int node = cluster_.vertex(g).node;
+      auto it = std::find(nodes.begin(), nodes.end(), node);
+      if (it == nodes.end()) {
+        nodes.push_back(node);
+        by_node.emplace_back();
+        it = nodes.end() - 1;
+      }
+      by_node[static_cast<size_t>(it - nodes.begin())].push_back(g);
+    }
+    if (by_node.size() > 1) layout.multi_node = true;
+    for (const auto& on_node : by_node) uniform &= on_node.size() == by_node[0].size();
+    layout.per_node.push_back(std::move(by_node));
+  }
+  if (!uniform) layout.per_node.clear();
+  return &layouts_.emplace(key, std::move(layout)).first->second;
+}
+
+StatusOr<const CommPlan*> Runner::PlanOf(const Op& op, const GroupLayout& layout,
+                                         CollectiveAlgorithm algorithm) {
+  const auto key = std::make_tuple(static_cast<int>(op.axis), static_cast<int>(op.group),
+                                   static_cast<int>(op.group_size), static_cast<int>(op.collective),
+                                   static_cast<int>(algorithm));
+  if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
+  const std::string what =
+      fmt::format("{} {} on {}", strategies::CollectiveKindName(op.collective),
+                  CollectiveAlgorithmName(algorithm), topology::AxisName(op.axis));
+  const int64_t n = layout.n;
+  CommPlan plan;
+  plan.algorithm = algorithm;
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto:
+    case CollectiveAlgorithm::kRing: {
+      plan.algorithm = CollectiveAlgorithm::kRing;
+      CommPhase ph;
+      ph.steps = RingSteps(op.collective, n);
+      for (const std::vector<VertexId>& ring : layout.groups) {
+        RETURN_IF_ERROR(AddRing(ring, what.c_str(), ph));
+      }
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
+    case CollectiveAlgorithm::kHierarchical: {
+      PLACESIM_CHECK(!layout.per_node.empty());
+      const int64_t m = static_cast<int64_t>(layout.per_node[0].size());  // nodes per group
+      const int64_t l = n / m;                                            // members per node
+      // Intra-node rings (one per node of every group), carrying (L-1)/L S over L-1 steps.
+      auto intra = [&]() -> StatusOr<CommPhase> {
+        CommPhase ph;
+        ph.num = l - 1;
+        ph.den = l;
+        ph.steps = l - 1;
+        for (const auto& by_node : layout.per_node) {
+          for (const std::vector<VertexId>& ring : by_node) {
+            RETURN_IF_ERROR(AddRing(ring, what.c_str(), ph));
+          }
+        }
+        return ph;
+      };
+      // Rail rings across nodes over S/L: the i-th member of every node, through its NIC.
+      auto rails = [&](int64_t factor, int64_t steps) -> StatusOr<CommPhase> {
+        CommPhase ph;
+        ph.num = factor * (m - 1);
+        ph.den = m * l;
+        ph.steps = steps;
+        for (const auto& by_node : layout.per_node) {
+          for (int64_t i = 0; i < l; ++i) {
+            for (int64_t k = 0; k < m; ++k) {
+              ASSIGN_OR_RETURN(
+                  FlowPath p,
+                  PathOverRail(by_node[static_cast<size_t>(k)][static_cast<size_t>(i)],
+                               by_node[static_cast<size_t>((k + 1) % m)][static_cast<size_t>(i)],
+                               what.c_str()));
+              ph.flows.push_back(std::move(p));
+            }
+          }
+        }
+        return ph;
+      };
+      std::vector<StatusOr<CommPhase>> phases;
+      switch (op.collective) {
+        case CollectiveKind::kAllReduce:
+          if (l > 1) phases.push_back(intra());
+          phases.push_back(rails(2, 2 * (m - 1)));
+          if (l > 1) phases.push_back(intra());
+          break;
+        case CollectiveKind::kReduceScatter:
+          if (l > 1) phases.push_back(intra());
+          phases.push_back(rails(1, m - 1));
+          break;
+        case CollectiveKind::kAllGather:
+          phases.push_back(rails(1, m - 1));
+          if (l > 1) phases.push_back(intra());
+          break;
+        default:
+          PLACESIM_CHECK(false);
+      }
+      for (StatusOr<CommPhase>& ph : phases) {
+        if (!ph.ok()) return ph.status();
+        plan.phases.push_back(std::move(ph).value());
+      }
+      break;
+    }
+    case CollectiveAlgorithm::kTree: {
+      PLACESIM_CHECK(op.collective == CollectiveKind::kAllReduce);
+      std::vector<int> parents(static_cast<size_t>(n), -1);
+      const int height = BuildTree(0, static_cast<int>(n), -1, parents);
+      CommPhase up;
+      CommPhase down;
+      for (CommPhase* ph : {&up, &down}) {
+        ph->num = 1;
+        ph->den = 2;
+        ph->analytic_num = 1;
+        ph->analytic_den = 1;
+        ph->steps = height;
+      }
+      for (const std::vector<VertexId>& members : layout.groups) {
+        for (int shift = 0; shift < 2; ++shift) {  // tree A, then tree B
+          auto member = [&](int pos) { return members[static_cast<size_t>((pos + shift) % n)]; };
+          for (int pos = 0; pos < n; ++pos) {
+            const int parent = parents[static_cast<size_t>(pos)];
+            if (parent < 0) continue;
+            ASSIGN_OR_RETURN(FlowPath u, PathBetween(member(pos), member(parent), what.c_str()));
+            ASSIGN_OR_RETURN(FlowPath d, PathBetween(member(parent), member(pos), what.c_str()));
+            up.flows.push_back(std::move(u));
+            down.flows.push_back(std::move(d));
+          }
+        }
+      }
+      plan.phases.push_back(std::move(up));
+      plan.phases.push_back(std::move(down));
+      break;
     }
   }
-  paths = &groups_.emplace(key, std::move(flows)).first->second;
+  for (CommPhase& ph : plan.phases) {
+    if (ph.analytic_den == 0 && ph.den != 0) {
+      ph.analytic_num = ph.num;
+      ph.analytic_den = ph.den;
+    }
+    FinishPhase(ph);
+  }
+  return &plans_.emplace(key, std::move(plan)).first->second;
+}
+
+Status Runner::ResolveCollective(int32_t i) {
+  const Op& op = sched_.ops[static_cast<size_t>(i)];
+  ASSIGN_OR_RETURN(const GroupLayout* layout, LayoutOf(op));
+  if (layout->n <= 1 || op.bytes.count() <= 0) return Status();
+  const bool reducible = (op.collective == CollectiveKind::kAllReduce ||
+                          op.collective == CollectiveKind::kReduceScatter ||
+                          op.collective == CollectiveKind::kAllGather) &&
+                         op.buffer_bytes.count() > 0;
+  const bool hierarchical_ok = reducible && layout->multi_node && !layout->per_node.empty();
+  const bool tree_ok = reducible && op.collective == CollectiveKind::kAllReduce;
+  CollectiveAlgorithm want = opt_.algorithm;
+  if ((want == CollectiveAlgorithm::kTree && !tree_ok) ||
+      (want == CollectiveAlgorithm::kHierarchical && !hierarchical_ok)) {
+    want = CollectiveAlgorithm::kAuto;
+  }
+  const CommPlan* plan = nullptr;
+  if (want != CollectiveAlgorithm::kAuto) {
+    ASSIGN_OR_RETURN(plan, PlanOf(op, *layout, want));
+  } else if (!layout->multi_node || !reducible) {
+    ASSIGN_OR_RETURN(plan, PlanOf(op, *layout, CollectiveAlgorithm::kRing));
+  } else {
+    ASSIGN_OR_RETURN(plan, PlanOf(op, *layout,
+                                  hierarchical_ok ? CollectiveAlgorithm::kHierarchical
+                                                  : CollectiveAlgorithm::kRing));
+    if (tree_ok) {
+      ASSIGN_OR_RETURN(const CommPlan* tree, PlanOf(op, *layout, CollectiveAlgorithm::kTree));
+      if (PlanAnalyticTime(*tree, op) < PlanAnalyticTime(*plan, op)) plan = tree;
+    }
+  }
+  bool moves = false;
+  for (const CommPhase& ph : plan->phases) moves |= !ph.flows.empty();
+  plan_[static_cast<size_t>(i)] = moves ? plan : nullptr;
   return Status();
 }
 
-Status Runner::ResolveCopy(const Op& op, std::vector<FlowPath>*& paths) {
+Status Runner::ResolveCopy(int32_t i) {
+  const Op& op = sched_.ops[static_cast<size_t>(i)];
   const int key = static_cast<int>(op.copy);
   if (auto it = copies_.find(key); it != copies_.end()) {
-    paths = &it->second;
+    plan_[static_cast<size_t>(i)] = &it->second;
     return Status();
   }
   const int node = cluster_.vertex(gpu_).node;
@@ -261,7 +602,9 @@ Status Runner::ResolveCopy(const Op& op, std::vector<FlowPath>*& paths) {
   const VertexId host = cluster_.host_memory(node);
   const VertexId nvme = cluster_.nvme(node);
   const char* what = strategies::CopyKindName(op.copy);
-  std::vector<FlowPath> flows;
+  CommPlan plan;
+  plan.phases.emplace_back();
+  CommPhase& ph = plan.phases.back();
   for (VertexId g : gpus) {
     StatusOr<FlowPath> p = FlowPath{};
     switch (op.copy) {
@@ -279,9 +622,10 @@ Status Runner::ResolveCopy(const Op& op, std::vector<FlowPath>*& paths) {
         break;
     }
     if (!p.ok()) return p.status();
-    flows.push_back(std::move(p).value());
+    ph.flows.push_back(std::move(p).value());
   }
-  paths = &copies_.emplace(key, std::move(flows)).first->second;
+  FinishPhase(ph);
+  plan_[static_cast<size_t>(i)] = &copies_.emplace(key, std::move(plan)).first->second;
   return Status();
 }
 
@@ -296,7 +640,6 @@ Status Runner::Setup() {
   }
   ASSIGN_OR_RETURN(rank_gpu_, topology::PlaceRanks(cluster_, ctx_.mesh, ctx_.rank_order));
   gpu_ = rank_gpu_[static_cast<size_t>(ctx_.rank)];
-  pid_ = static_cast<uint32_t>(cluster_.gpu_index(gpu_));
   const topology::VertexInfo& gv = cluster_.vertex(gpu_);
   const topology::NodeSpec& node = cluster_.spec().node;
   const topology::DeviceSpec& dev = node.gpu;
@@ -304,7 +647,8 @@ Status Runner::Setup() {
 
   const size_t n_ops = sched_.ops.size();
   duration_.assign(n_ops, Duration::Zero());
-  paths_.assign(n_ops, nullptr);
+  plan_.assign(n_ops, nullptr);
+  phase_.assign(n_ops, 0);
   const topology::DataType type = ComputeType(ctx_.precision);
   const double flop_rate = dev.Peak(type).per_second() * dev.matmul_efficiency;
   const double mem_rate = dev.hbm_bandwidth.bytes_per_second() * dev.memory_efficiency;
@@ -340,18 +684,12 @@ Status Runner::Setup() {
         duration_[i] = std::max(DrainTime(op.flops.count(), hf), DrainTime(bytes, hb));
         break;
       }
-      case OpKind::kCollective: {
-        std::vector<FlowPath>* p = nullptr;
-        RETURN_IF_ERROR(ResolveCollective(op, p));
-        if (op.bytes.count() > 0 && !p->empty()) paths_[i] = p;
+      case OpKind::kCollective:
+        RETURN_IF_ERROR(ResolveCollective(static_cast<int32_t>(i)));
         break;
-      }
-      case OpKind::kCopy: {
-        std::vector<FlowPath>* p = nullptr;
-        RETURN_IF_ERROR(ResolveCopy(op, p));
-        paths_[i] = p;
+      case OpKind::kCopy:
+        RETURN_IF_ERROR(ResolveCopy(static_cast<int32_t>(i)));
         break;
-      }
       case OpKind::kAlloc:
       case OpKind::kFree:
         break;
@@ -367,6 +705,12 @@ Status Runner::Setup() {
     }
     ASSIGN_OR_RETURN(FlowNetwork net, FlowNetwork::Create(std::move(links)));
     net_.emplace(std::move(net));
+  } else {
+    const size_t n_links = static_cast<size_t>(cluster_.num_links());
+    link_bytes_.assign(n_links, 0);
+    link_busy_ps_.assign(n_links, 0);
+    link_peak_.assign(n_links, 0);
+    link_scratch_.assign(n_links, 0);
   }
 
   waiting_.assign(n_ops, 0);
@@ -386,13 +730,50 @@ Status Runner::Setup() {
   result_.simulated_rank = ctx_.rank;
   result_.ops = static_cast<int64_t>(n_ops);
 
-  if (opt_.trace != nullptr) {
-    traces::ChromeTraceWriter& t = *opt_.trace;
-    t.ProcessName(pid_, fmt::format("rank {} ({}, {})", ctx_.rank, gv.name, sched_.role), pid_);
+  return SetupTrace();
+}
+
+Status Runner::SetupTrace() {
+  if (opt_.trace == nullptr) return Status();
+  const int64_t world = ctx_.mesh.world();
+  for (size_t k = 0; k < opt_.trace_ranks.size(); ++k) {
+    const int64_t r = opt_.trace_ranks[k];
+    if (r < 0 || r >= world) {
+      return InvalidArgumentError(
+          fmt::format("trace_ranks[{}]: {}: must be in [0, {})", k, r, world));
+    }
+    if (k > 0 && r <= opt_.trace_ranks[k - 1]) {
+      return InvalidArgumentError(fmt::format(
+          "trace_ranks[{}]: {}: must be greater than trace_ranks[{}] = {} (sorted, no repeats)", k,
+          r, k - 1, opt_.trace_ranks[k - 1]));
+    }
+  }
+  // A role that covers the world holds every rank; otherwise only the simulated rank is known
+  // to play it.
+  const bool whole_world = sched_.ranks == world;
+  std::vector<int64_t> ranks;
+  if (opt_.trace_ranks.empty()) {
+    ranks.push_back(ctx_.rank);
+  } else {
+    for (int64_t r : opt_.trace_ranks) {
+      if (whole_world || r == ctx_.rank) ranks.push_back(r);
+    }
+  }
+  traces::ChromeTraceWriter& t = *opt_.trace;
+  for (int64_t r : ranks) {
+    const VertexId g = rank_gpu_[static_cast<size_t>(r)];
+    const uint32_t pid = static_cast<uint32_t>(r);
+    const topology::VertexInfo& gv = cluster_.vertex(g);
+    std::string where = gv.name;
+    if (gv.node >= 0 && where.find('/') == std::string::npos) {
+      where = fmt::format("node{}/{}", gv.node, gv.name);
+    }
+    t.ProcessName(pid, fmt::format("rank {} ({})", r, where), r);
     for (int s = 0; s < kNumStreams; ++s) {
-      t.ThreadName(pid_, static_cast<uint32_t>(s), strategies::StreamName(static_cast<Stream>(s)),
+      t.ThreadName(pid, static_cast<uint32_t>(s), strategies::StreamName(static_cast<Stream>(s)),
                    s);
     }
+    trace_pids_.push_back(pid);
   }
   return Status();
 }
@@ -420,7 +801,7 @@ void Runner::ApplyMemory(const Op& op, Duration now) {
               strategies::MemoryTagName(static_cast<strategies::MemoryTag>(k)), live[k])...};
         };
         const auto series = make_series(std::make_index_sequence<kNumMemoryTags>());
-        opt_.trace->Counter(pid_, "device memory", now, series);
+        for (uint32_t pid : trace_pids_) opt_.trace->Counter(pid, "device memory", now, series);
       }
       break;
     case MemorySpace::kHost:
@@ -444,25 +825,57 @@ void Runner::StartOp(Engine& engine, int32_t i) {
   } else if (op.kind == OpKind::kCopy) {
     result_.copy_bytes += op.bytes;
   }
-  const std::vector<FlowPath>* paths = paths_[static_cast<size_t>(i)];
-  if (paths == nullptr) {
+  const CommPlan* plan = plan_[static_cast<size_t>(i)];
+  if (plan == nullptr) {
     engine.ScheduleAfter(duration_[static_cast<size_t>(i)], kOpDone, 0, static_cast<uint64_t>(i),
                          kDonePhase);
     return;
   }
-  const int64_t steps =
-      op.kind == OpKind::kCollective ? RingSteps(op.collective, op.group_size) : 1;
+  if (op.kind == OpKind::kCollective) {
+    ++result_.algorithm_calls[static_cast<size_t>(op.collective)]
+                             [static_cast<size_t>(plan->algorithm)];
+  }
   if (opt_.network == NetworkModel::kAnalytic) {
-    Duration longest = Duration::Zero();
-    for (const FlowPath& p : *paths) {
-      longest = std::max(longest, AlphaBetaTime(p.bottleneck, p.latency * steps, op.bytes));
+    for (const CommPhase& ph : plan->phases) {
+      const Bytes bytes = PhaseBytes(ph, op);
+      for (const FlowPath& p : ph.flows) {
+        for (LinkIndex l : p.links) {
+          link_bytes_[l] += bytes.count();
+          link_busy_ps_[l] += DrainTime(static_cast<double>(bytes.count()),
+                                        cluster_.link(topology::LinkId{static_cast<int32_t>(l)})
+                                            .bandwidth.bytes_per_second())
+                                  .picoseconds();
+          if (link_scratch_[l]++ == 0) touched_.push_back(l);
+        }
+      }
+      for (LinkIndex l : touched_) {
+        link_peak_[l] = std::max(link_peak_[l], link_scratch_[l]);
+        link_scratch_[l] = 0;
+      }
+      touched_.clear();
     }
-    engine.ScheduleAfter(longest, kOpDone, 0, static_cast<uint64_t>(i), kDonePhase);
+    engine.ScheduleAfter(PlanAnalyticTime(*plan, op), kOpDone, 0, static_cast<uint64_t>(i),
+                         kDonePhase);
     return;
   }
-  flows_left_[static_cast<size_t>(i)] = static_cast<int64_t>(paths->size());
-  for (const FlowPath& p : *paths) {
-    net_->Start(now, p.links, op.bytes, static_cast<uint64_t>(i), p.latency * (steps - 1));
+  StartPhase(engine, i, 0);
+}
+
+void Runner::StartPhase(Engine& engine, int32_t i, size_t k) {
+  const Op& op = sched_.ops[static_cast<size_t>(i)];
+  const CommPlan& plan = *plan_[static_cast<size_t>(i)];
+  while (k < plan.phases.size() && plan.phases[k].flows.empty()) ++k;
+  if (k == plan.phases.size()) {
+    FinishOp(engine, i);
+    return;
+  }
+  const CommPhase& ph = plan.phases[k];
+  phase_[static_cast<size_t>(i)] = k;
+  flows_left_[static_cast<size_t>(i)] = static_cast<int64_t>(ph.flows.size());
+  const Bytes bytes = PhaseBytes(ph, op);
+  const int64_t extra_steps = std::max<int64_t>(ph.steps - 1, 0);
+  for (const FlowPath& p : ph.flows) {
+    net_->Start(engine.now(), p.links, bytes, static_cast<uint64_t>(i), p.latency * extra_steps);
   }
 }
 
@@ -517,13 +930,25 @@ void Runner::TraceOp(int32_t i, Duration start, Duration end) {
     case OpKind::kFree:
       return;
   }
-  const traces::TraceArg args[] = {
+  std::vector<traces::TraceArg> args = {
       traces::TraceArg("op", i),
+      traces::TraceArg("layer", op.layer),
       traces::TraceArg("micro_batch", op.micro_batch),
       traces::TraceArg("bytes", op.bytes.count()),
   };
-  opt_.trace->Complete(pid_, static_cast<uint32_t>(op.stream), name,
-                       strategies::PhaseName(op.phase), start, end - start, args);
+  std::string group;
+  if (op.kind == OpKind::kCollective) {
+    const CommPlan* plan = plan_[static_cast<size_t>(i)];
+    group = fmt::format("{} {} of {}", topology::AxisName(op.axis),
+                        strategies::GroupKindName(op.group), op.group_size);
+    args.emplace_back("algorithm",
+                      plan != nullptr ? CollectiveAlgorithmName(plan->algorithm) : "none");
+    args.emplace_back("group", group);
+  }
+  for (uint32_t pid : trace_pids_) {
+    opt_.trace->Complete(pid, static_cast<uint32_t>(op.stream), name,
+                         strategies::PhaseName(op.phase), start, end - start, args);
+  }
 }
 
 void Runner::FinishOp(Engine& engine, int32_t i) {
@@ -556,7 +981,7 @@ Status Runner::Handle(Engine& engine, const Event& e) {
     net_->AdvanceTo(engine.now(), completions_);
     for (const FlowCompletion& c : completions_) {
       if (--flows_left_[static_cast<size_t>(c.tag)] == 0) {
-        FinishOp(engine, static_cast<int32_t>(c.tag));
+        StartPhase(engine, static_cast<int32_t>(c.tag), phase_[static_cast<size_t>(c.tag)] + 1);
       }
     }
   }
@@ -615,7 +1040,50 @@ StatusOr<RoleResult> Runner::Execute() {
                                       intervals_[static_cast<size_t>(Stream::kCompute)]));
   result_.idle = result_.step_time - result_.compute_busy;
   result_.events = engine.events_handled();
+  CollectLinkStats();
   return result_;
+}
+
+void Runner::CollectLinkStats() {
+  std::array<LinkKindStats, kNumLinkKinds> by_kind{};
+  std::array<int64_t, kNumLinkKinds> busy_sum{};
+  for (int l = 0; l < cluster_.num_links(); ++l) {
+    const size_t k = static_cast<size_t>(cluster_.link(topology::LinkId{l}).kind);
+    LinkKindStats& s = by_kind[k];
+    ++s.links;
+    int64_t bytes = 0;
+    int64_t busy = 0;
+    uint32_t peak = 0;
+    if (net_.has_value()) {
+      const LinkStats ls = net_->link_stats(static_cast<LinkIndex>(l));
+      bytes = ls.bytes_carried.count();
+      busy = ls.busy_time.picoseconds();
+      peak = ls.peak_flows;
+    } else {
+      bytes = link_bytes_[static_cast<size_t>(l)];
+      busy = link_busy_ps_[static_cast<size_t>(l)];
+      peak = link_peak_[static_cast<size_t>(l)];
+    }
+    if (bytes == 0 && busy == 0) continue;
+    ++s.links_used;
+    s.bytes += Bytes::Count(bytes);
+    s.busy_max = std::max(s.busy_max, Duration::Picoseconds(busy));
+    busy_sum[k] += busy;
+    s.peak_flows = std::max(s.peak_flows, peak);
+  }
+  const double step = static_cast<double>(result_.step_time.picoseconds());
+  for (int k = 0; k < kNumLinkKinds; ++k) {
+    LinkKindStats& s = by_kind[static_cast<size_t>(k)];
+    if (s.links == 0) continue;
+    s.kind = static_cast<topology::LinkKind>(k);
+    if (s.links_used > 0)
+      s.busy_avg = Duration::Picoseconds(busy_sum[static_cast<size_t>(k)] / s.links_used);
+    if (step > 0) {
+      s.utilization_max = static_cast<double>(s.busy_max.picoseconds()) / step;
+      s.utilization_avg = static_cast<double>(s.busy_avg.picoseconds()) / step;
+    }
+    result_.links.push_back(s);
+  }
 }
 
 }  // namespace
@@ -666,6 +1134,31 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
       out.findings.push_back(std::move(f));
     }
     out.roles.push_back(std::move(r));
+  }
+  for (const RoleResult& r : out.roles) {
+    for (const LinkKindStats& l : r.links) {
+      auto it = std::find_if(out.links.begin(), out.links.end(),
+                             [&](const LinkKindStats& o) { return o.kind == l.kind; });
+      if (it == out.links.end()) {
+        out.links.push_back(l);
+        continue;
+      }
+      it->links = std::max(it->links, l.links);
+      it->links_used = std::max(it->links_used, l.links_used);
+      it->bytes += l.bytes;
+      it->busy_max = std::max(it->busy_max, l.busy_max);
+      it->busy_avg = std::max(it->busy_avg, l.busy_avg);
+      it->peak_flows = std::max(it->peak_flows, l.peak_flows);
+    }
+  }
+  std::sort(out.links.begin(), out.links.end(),
+            [](const LinkKindStats& a, const LinkKindStats& b) { return a.kind < b.kind; });
+  if (out.roles.size() > 1) {
+    const double step = static_cast<double>(out.step_time.picoseconds());
+    for (LinkKindStats& l : out.links) {
+      l.utilization_max = step > 0 ? static_cast<double>(l.busy_max.picoseconds()) / step : 0;
+      l.utilization_avg = step > 0 ? static_cast<double>(l.busy_avg.picoseconds()) / step : 0;
+    }
   }
   out.peak = cluster.spec().node.gpu.Peak(ComputeType(training.precision));
   // MFU counts the model's FLOPs (eq. 3 without recompute, coefficient 72); HFU counts what

@@ -13,34 +13,88 @@
 //   HostCompute max(flops / host_flops, bytes / host_memory_bandwidth), no kernel overhead.
 //   Copy       one flow over the route GPU -> host memory (d2h), host memory -> GPU (h2d),
 //              NVMe -> GPU (nvme-read) or GPU -> NVMe (nvme-write) of the rank's node.
-//   Collective ring algorithm over the group's GPUs g_0 .. g_{N-1} (the rank's mesh
-//              coordinate with the group's dp coordinates; GPUs from PlaceRanks): N concurrent
-//              flows, one per ring edge g_i -> g_{i+1 mod N}, each carrying the op's per-device
-//              ring volume (2(N-1)/N S for all-reduce, (N-1)/N S for reduce-scatter and
-//              all-gather). A ring takes k steps (2(N-1) for all-reduce, N-1 otherwise), each
-//              paying the edge's path latency; the flow network charges the route latency once,
-//              so every flow gets (k-1) x its route latency as extra latency. So an uncontended
-//              ring all-reduce over one NVSwitch takes 2(N-1) alpha + 2(N-1)/N S / B.
-//              Groups of one rank, and empty buffers, finish at once.
+//   Collective the group's GPUs g_0 .. g_{N-1} (the rank's mesh coordinate with the group's
+//              coordinates on the op's axis; GPUs from PlaceRanks), S = the op's buffer_bytes,
+//              alpha = a flow's route latency, B = its route bottleneck. An op runs its phases
+//              one after the other; a phase starts its flows together and ends when the last
+//              one ends; the op ends with its last phase. A flow that stands for k pipelined
+//              steps pays k x its route latency (the flow network charges the route latency
+//              once, so it gets (k-1) x the route latency as extra latency).
+//     ring     one phase: N flows, one per ring edge g_i -> g_{i+1 mod N}, each carrying the
+//              op's per-device ring volume (2(N-1)/N S for all-reduce, (N-1)/N S for
+//              reduce-scatter and all-gather), k = 2(N-1) for all-reduce, N-1 otherwise. So an
+//              uncontended ring all-reduce over one NVSwitch takes 2(N-1) alpha + 2(N-1)/N S / B.
+//     hierarchical  for a group of M nodes with L members on each (NCCL's two-level
+//              algorithm): the member with local position i on each node joins the rail-i
+//              ring across nodes, whose flows go through the NIC nearest each end GPU (NIC
+//              floor(i' x nics / gpus) for the GPU of local index i'), as rail-optimized
+//              fabrics intend. Phases and per-flow volumes:
+//                all-reduce      intra reduce-scatter (L-1)/L S, k = L-1;
+//                                per-rail all-reduce of S/L: 2(M-1)/M x S/L, k = 2(M-1);
+//                                intra all-gather (L-1)/L S, k = L-1.
+//                reduce-scatter  intra reduce-scatter (L-1)/L S; per-rail reduce-scatter of
+//                                S/L: (M-1)/M x S/L, k = M-1.
+//                all-gather      per-rail all-gather to S/L: (M-1)/M x S/L, k = M-1; intra
+//                                all-gather (L-1)/L S, k = L-1.
+//              A device sends (L-1)/L S + (M-1)/(ML) S = (N-1)/N S per reduce-scatter or
+//              all-gather (twice that per all-reduce), the ring's volume, but only 1/L of it
+//              crosses the NIC. Phases of one member (L = 1 or M = 1) are skipped.
+//     tree     all-reduce only: NCCL's double binary tree (Sanders, Speck and Traeff 2009, as
+//              in NVIDIA's "Massively Scale Your Deep Learning Training with NCCL 2.4", 2019).
+//              Tree A is the balanced in-order binary tree over positions 0..N-1 (the root of
+//              [lo, hi) is (lo + hi) / 2); tree B the same shape over the members shifted by
+//              one, so a leaf of one tree is interior in the other. Each tree reduces and
+//              broadcasts half the buffer, pipelined in chunks: phase 1 (reduce) one flow per
+//              edge child -> parent, phase 2 (broadcast) one per edge parent -> child, each
+//              carrying S/2 with k = the tree height h = floor(log2 N). Every device sends and
+//              receives at most S per phase, so an uncontended tree all-reduce takes about
+//              2 h alpha + 2 S / B. The analytic model charges each tree flow S (its device's
+//              load over both trees), which no-contention alpha-beta would otherwise miss.
+//     choice   kAuto (NCCL-like): groups within one node use the ring; groups that span nodes
+//              take the candidate with the lower analytic estimate (the kAnalytic duration
+//              below) for the op's S: hierarchical (when every node holds the same number of
+//              members) and, for all-reduce, tree; ties go to hierarchical. Small all-reduces
+//              pick the tree (2 h alpha beats the 2(L-1) + 2(M-1) latency steps), large ones
+//              hierarchical (its bandwidth term 2(L-1)/L S / B_nvlink + 2(M-1)/(ML) S / B_nic
+//              beats 2 S / B_nic). ExecutorOptions::algorithm forces one; an algorithm that
+//              does not apply to the op or group (tree for a reduce-scatter, hierarchical in
+//              one node) falls back to kAuto's choice. Send/recv, all-to-all and broadcast
+//              use the ring. Groups of one rank, and empty buffers, finish at once.
 //   Network    kFlow: the FlowNetwork (max-min fair sharing, flow_network.h) over every
-//              directed link of the cluster; kAnalytic: each flow alone takes
-//              AlphaBetaTime(route bottleneck, route latency x steps, bytes), no contention.
+//              directed link of the cluster; kAnalytic: a phase takes the longest of its flows
+//              alone, AlphaBetaTime(route bottleneck, k x route latency, bytes), no contention.
 //
 // Symmetry folding. The schedule describes every rank of its role, and those ranks run it in
 // lockstep. Only the first rank of the role is simulated op by op, but whatever it puts on the
-// network, every rank does at the same moment: a collective starts the rings of every group of
+// network, every rank does at the same moment: a collective starts the flows of every group of
 // its partition (all N ranks of every group send at once), and a copy starts one flow per GPU
 // of the simulated rank's node that plays the role. The op finishes when all of those flows
 // have finished. Contention between the replicas is thereby modeled, at the cost of one
-// replica's compute. Multi-node groups use the flat ring (no hierarchical algorithm).
+// replica's compute.
 //
 // Results. step_time is when the last op finishes. exposed_comm is the time the comm stream is
 // busy while the compute stream is idle; idle is step_time minus the compute stream's busy
-// time. MFU = (flops_per_iteration / world) / (step_time x peak), where flops_per_iteration is
-// the plan's Narayanan et al. 2021 eq. 3 figure (96 with full recompute, 72 otherwise: the
-// hardware FLOPs of the schedule, not the recompute-free model FLOPs). Memory: the live bytes
-// per MemoryTag on the device, their peak (first instant the total reaches its maximum) and
-// what was live then; an "out-of-memory" finding when the peak exceeds the GPU's HBM.
+// time. MFU = model FLOPs per rank / (step_time x peak), with the model FLOPs of Narayanan et
+// al. 2021 eq. 3 without recompute (coefficient 72) over the world; HFU uses the plan's FLOPs
+// instead (what the hardware executes, recomputation included: 96 with full recompute).
+// Memory: the live bytes per MemoryTag on the device, their peak (first instant the total
+// reaches its maximum) and what was live then; an "out-of-memory" finding when the peak
+// exceeds the GPU's HBM.
+// Links: per LinkKind, from FlowNetwork::link_stats of every directed link of the cluster
+// (folding puts every replica's traffic on the network, so these are the whole cluster's
+// links): links that carried bytes, their bytes, busy time (at least one flow transferring)
+// max and mean over those links, utilisation = busy / step_time, and the peak number of
+// concurrent flows on one link. kAnalytic has no flow network: every flow adds its bytes to
+// each link of its route, busy time = bytes / link bandwidth (so utilisation is the load the
+// step puts on the link, which may exceed 1 where flows would have contended), and the peak
+// is the most flows of one phase on one link.
+//
+// Trace. One process per traced rank, pid = the rank (rank r runs on GPU r), named
+// "rank 3 (node0/gpu3)" and sorted by rank; one thread per stream; a complete event per op
+// with args layer, micro_batch, bytes (and, for collectives, algorithm and group); a counter
+// track "device memory" with one series per MemoryTag. ExecutorOptions::trace_ranks chooses
+// the ranks; because of symmetry folding every rank of a role shares the simulated rank's
+// timeline, so each requested rank of the role gets a copy of it under its own process.
 //
 // Determinism: the result (and the trace) is a pure function of the inputs; events are ordered
 // by the engine's (time, phase, sequence) key and streams are polled in a fixed order.
@@ -56,6 +110,7 @@
 
 #include "base/status.h"
 #include "base/units.h"
+#include "sim/executor/settings.h"
 #include "strategies/plan.h"
 #include "strategies/schedule.h"
 #include "strategies/spec.h"
@@ -65,22 +120,40 @@
 
 namespace placesim::sim {
 
-enum class NetworkModel {
-  kFlow,      // flow-level, max-min fair sharing of every link (default)
-  kAnalytic,  // alpha-beta per flow, no contention: faster, for sweeps
-};
-const char* NetworkModelName(NetworkModel m);  // "flow", "analytic"
-
-inline constexpr int kNumMemoryTags = 8;       // strategies::MemoryTag values
-inline constexpr int kNumCollectiveKinds = 6;  // strategies::CollectiveKind values
+inline constexpr int kNumMemoryTags = 8;            // strategies::MemoryTag values
+inline constexpr int kNumCollectiveKinds = 6;       // strategies::CollectiveKind values
+inline constexpr int kNumLinkKinds = 5;             // topology::LinkKind values
+inline constexpr int kNumCollectiveAlgorithms = 4;  // CollectiveAlgorithm values
 
 struct ExecutorOptions {
   NetworkModel network = NetworkModel::kFlow;
+  // Default kAuto (see the file comment); forcing one is for what-if studies.
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
   strategies::ScheduleOptions schedule;
-  // When set, the timeline is written to it: one process per simulated rank (pid = its GPU
-  // index), one thread per stream, a complete event per op, a memory counter per Alloc/Free.
-  // Not owned; the caller calls Finish(). Default: no trace.
+  // When set, the timeline is written to it (see "Trace" in the file comment). Not owned; the
+  // caller calls Finish(). Default: no trace.
   traces::ChromeTraceWriter* trace = nullptr;
+  // Ranks whose processes the trace holds, strictly increasing, each in [0, world). Empty
+  // (default): the simulated rank of each role. A rank of another role is skipped. More
+  // ranks cost trace size (each gets a full copy of its role's timeline), not simulation time.
+  std::vector<int64_t> trace_ranks;
+};
+
+// The options a scenario's simulation settings ask for (network model, algorithm, bucket
+// size, prefetch depth, gradient sync); no trace.
+ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings);
+
+// Traffic on the links of one LinkKind during a step (see "Links" in the file comment).
+struct LinkKindStats {
+  topology::LinkKind kind = topology::LinkKind::kNetwork;
+  int64_t links = 0;           // directed links of the kind in the cluster
+  int64_t links_used = 0;      // of those, the ones that carried bytes
+  Bytes bytes;                 // carried, summed over the links
+  Duration busy_max;           // the busiest link's busy time
+  Duration busy_avg;           // mean busy time over the links used
+  double utilization_max = 0;  // busy_max / step_time
+  double utilization_avg = 0;  // busy_avg / step_time
+  uint32_t peak_flows = 0;     // most concurrent flows on one link
 };
 
 // What one schedule (one rank role) did in one step, as seen by its first rank.
@@ -107,6 +180,11 @@ struct RoleResult {
   std::array<Bytes, kNumCollectiveKinds> collective_bytes{};
   std::array<int64_t, kNumCollectiveKinds> collective_calls{};
   Bytes copy_bytes;  // bytes this device copied to or from host / NVMe
+  // Per strategies::CollectiveKind, calls per algorithm (index: CollectiveAlgorithm, kAuto
+  // unused): which algorithm kAuto picked.
+  std::array<std::array<int64_t, kNumCollectiveAlgorithms>, kNumCollectiveKinds> algorithm_calls{};
+  // One entry per LinkKind present in the cluster, in LinkKind order.
+  std::vector<LinkKindStats> links;
   int64_t ops = 0;
   uint64_t events = 0;  // engine events handled
 
@@ -122,6 +200,9 @@ struct SimResult {
   double hfu = 0;                 // hardware_flops_per_rank / (step_time x peak)
   double tokens_per_second = 0;   // global_batch x seq_len / step_time
   std::vector<RoleResult> roles;
+  // Per LinkKind over the roles: bytes summed (each role's step puts its own traffic on the
+  // network); links used, busy times and peaks the largest; utilisation over step_time.
+  std::vector<LinkKindStats> links;
   std::vector<strategies::Finding> findings;  // "out-of-memory", one per role that does not fit
   strategies::Plan plan;                      // the analytic plan of the same inputs
 };
@@ -147,7 +228,8 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
                                  const ExecutorOptions& options = {});
 
 // Executes one schedule on `cluster` for rank `context.rank` (see the file comment).
-// Errors (kInvalidArgument, naming the field): a compute op on a device without a peak for the
+// Errors (kInvalidArgument, naming the field): trace_ranks out of range or not strictly
+// increasing; a compute op on a device without a peak for the
 // precision, without HBM bandwidth or with a non-positive efficiency; host compute without
 // host_flops or host_memory_bandwidth; a copy or ring edge with no route; a collective whose
 // group does not divide the dp axis. kFailedPrecondition: the mesh does not match the cluster.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sim/executor/settings.h"
 #include "strategies/spec.h"
 #include "topology/spec.h"
 
@@ -42,6 +43,8 @@ struct Scenario {
   // The mesh is complete (dp derived when the file left it 0) and dp*tp*pp*cp equals the
   // cluster's GPU count.
   strategies::StrategySpec strategy;
+  // How to simulate it (the `simulation` message; defaults when absent).
+  SimulationSettings simulation;
 };
 
 enum class ScenarioFormat {

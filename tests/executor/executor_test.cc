@@ -1,6 +1,8 @@
-// The executor against oracles: a ring all-reduce on one NVSwitch node, DDP's overlap of
-// bucketed all-reduces with backward, ZeRO-3's 3Ψ(N-1)/N bytes per device, static memory
-// equal to the analytic plan, out-of-memory findings, and byte-identical reruns.
+// The executor against oracles: a ring all-reduce on one NVSwitch node, the hierarchical
+// all-reduce across nodes as the sum of its phases, the tree / hierarchical choice by size,
+// forced algorithms, per-link-kind statistics, DDP's overlap of bucketed all-reduces with
+// backward, ZeRO-3's 3Ψ(N-1)/N bytes per device, static memory equal to the analytic plan,
+// out-of-memory findings, the trace's processes and args, and byte-identical reruns.
 #include "sim/executor/executor.h"
 
 #include <gmock/gmock.h>
@@ -26,6 +28,7 @@ using strategies::Op;
 using strategies::OpKind;
 using strategies::Schedule;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr size_t Idx(CollectiveKind k) { return static_cast<size_t>(k); }
 constexpr size_t Idx(MemoryTag t) { return static_cast<size_t>(t); }
@@ -110,19 +113,22 @@ TEST(Executor, RingAllReduceOnOneNvSwitchNodeMatchesTheAlphaBetaFormula) {
 }
 
 TEST(Executor, RingAcrossTwoNodesIsBoundByTheNic) {
-  // 16 ranks on 2 nodes: the ring crosses the network twice (node0/gpu7 -> node1/gpu0 and
-  // back). A 400 Gb/s NIC (50 GB/s) is the bottleneck of those two edges, so the all-reduce
-  // takes at least 2(N-1)/N S / 50 GB/s; in the flow model no edge can beat its bottleneck.
+  // The flat ring, forced: 16 ranks on 2 nodes: the ring crosses the network twice (node0/gpu7 ->
+  // node1/gpu0 and back). A 400 Gb/s NIC (50 GB/s) is the bottleneck of those two edges, so the
+  // all-reduce takes at least 2(N-1)/N S / 50 GB/s; in the flow model no edge can beat its
+  // bottleneck.
   const topology::Cluster cluster = Dgx(2);
   ExecutionContext ctx;
   ctx.mesh.dp = 16;
   ExecutorOptions flow;
+  flow.algorithm = CollectiveAlgorithm::kRing;
   StatusOr<RoleResult> r = ExecuteSchedule(cluster, OneAllReduce(16, GB(1)), ctx, flow);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Duration bound = DrainTime(2.0 * 15 / 16 * 1e9, 50e9);
   EXPECT_GE(r->step_time, bound);
   ExecutorOptions analytic;
   analytic.network = NetworkModel::kAnalytic;
+  analytic.algorithm = CollectiveAlgorithm::kRing;
   StatusOr<RoleResult> a = ExecuteSchedule(cluster, OneAllReduce(16, GB(1)), ctx, analytic);
   ASSERT_TRUE(a.ok());
   EXPECT_GE(a->step_time, bound);
@@ -250,6 +256,204 @@ TEST(Executor, RefusesComputeOnADeviceWithoutAPeak) {
   StatusOr<SimResult> r = SimulateStep(*cluster, Llama7b(), Training(8), Strategy("zero3", 8));
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("peak bf16 x matmul_efficiency"));
+}
+
+// Algorithm chosen for the one all-reduce of OneAllReduce.
+CollectiveAlgorithm Chosen(const RoleResult& r) {
+  const auto& calls = r.algorithm_calls[Idx(CollectiveKind::kAllReduce)];
+  for (int a = 1; a < 4; ++a) {
+    if (calls[static_cast<size_t>(a)] == 1) return static_cast<CollectiveAlgorithm>(a);
+  }
+  return CollectiveAlgorithm::kAuto;
+}
+
+RoleResult RunAllReduce(const topology::Cluster& cluster, int n, Bytes buffer,
+                        ExecutorOptions opt) {
+  ExecutionContext ctx;
+  ctx.mesh.dp = n;
+  StatusOr<RoleResult> r = ExecuteSchedule(cluster, OneAllReduce(n, buffer), ctx, opt);
+  PLACESIM_CHECK(r.ok());
+  return std::move(r).value();
+}
+
+TEST(Executor, HierarchicalAllReduceAcrossTwoNodesIsTheSumOfItsPhases) {
+  // 16 ranks on 2 DGX-H100 nodes, S = 1 GB, L = 8 members per node, M = 2 nodes.
+  //   1. intra reduce-scatter: 8-GPU rings on each NVSwitch plane, each edge carries
+  //      7/8 S = 875 MB at 450 GB/s over 7 steps of 1 us: 7 us + 875e6 / 450e9 s;
+  //   2. per-rail all-reduce of S/8 over 2 nodes: GPU i of node 0 and GPU i of node 1 swap
+  //      2(M-1)/M x S/8 = 125 MB through NIC i (GPU -> PCIe switch -> NIC -> rail leaf -> NIC
+  //      -> PCIe switch -> GPU: 0.5 + 0.5 + 2 + 2 + 0.5 + 0.5 = 6 us, bottleneck the 400 Gb/s
+  //      = 50 GB/s NIC), 2 steps: 12 us + 125e6 / 50e9 s;
+  //   3. intra all-gather, as phase 1.
+  // The rails use distinct NICs and PCIe lanes, so nothing contends and the flow model gives
+  // the same sum as the analytic one.
+  const topology::Cluster cluster = Dgx(2);
+  const Duration intra = Microseconds(7) + DrainTime(875e6, 450e9);
+  const Duration expected = intra + Microseconds(12) + DrainTime(125e6, 50e9) + intra;
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    opt.algorithm = CollectiveAlgorithm::kHierarchical;
+    const RoleResult r = RunAllReduce(cluster, 16, GB(1), opt);
+    EXPECT_EQ(r.step_time, expected) << NetworkModelName(model);
+    EXPECT_EQ(Chosen(r), CollectiveAlgorithm::kHierarchical);
+    // kAuto picks it too for 1 GB: the tree would need 2 S / 50 GB/s = 40 ms.
+    opt.algorithm = CollectiveAlgorithm::kAuto;
+    EXPECT_EQ(Chosen(RunAllReduce(cluster, 16, GB(1), opt)), CollectiveAlgorithm::kHierarchical);
+  }
+}
+
+TEST(Executor, AutoPicksTheTreeForSmallAndHierarchicalForLargeAllReduces) {
+  // 16 nodes x 8 GPUs. Latency: hierarchical pays 2(L-1) = 14 NVSwitch steps of 1 us plus
+  // 2(M-1) = 30 rail steps of >= 6 us (> 190 us); the double binary tree over 128 ranks has
+  // height floor(log2 128) = 7, so 2 x 7 steps of at most ~10 us (< 150 us). At 1 KiB the
+  // bandwidth terms are nanoseconds, so the tree wins. At 1 GiB the tree's 2 S / 50 GB/s =
+  // 43 ms loses to hierarchical's 2 x 7/8 S / 450 GB/s + 2 x 15/16 S/8 / 50 GB/s = 9.2 ms.
+  const topology::Cluster cluster = Dgx(16);
+  ExecutorOptions opt;
+  opt.network = NetworkModel::kAnalytic;
+  EXPECT_EQ(Chosen(RunAllReduce(cluster, 128, KiB(1), opt)), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(Chosen(RunAllReduce(cluster, 128, GiB(1), opt)), CollectiveAlgorithm::kHierarchical);
+  // The choice is the faster of the two: forcing the other one is slower.
+  for (Bytes s : {KiB(1), GiB(1)}) {
+    const Duration chosen = RunAllReduce(cluster, 128, s, opt).step_time;
+    for (CollectiveAlgorithm a : {CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHierarchical,
+                                  CollectiveAlgorithm::kRing}) {
+      ExecutorOptions forced = opt;
+      forced.algorithm = a;
+      EXPECT_LE(chosen, RunAllReduce(cluster, 128, s, forced).step_time)
+          << CollectiveAlgorithmName(a);
+    }
+  }
+}
+
+TEST(Executor, ASingleNodeGroupUsesTheRingUnlessForcedToTheTree) {
+  // One NVSwitch node: kAuto and kHierarchical (which needs several nodes) run the ring.
+  const topology::Cluster cluster = Dgx(1);
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
+                                CollectiveAlgorithm::kHierarchical}) {
+    ExecutorOptions opt;
+    opt.algorithm = a;
+    EXPECT_EQ(Chosen(RunAllReduce(cluster, 8, KiB(1), opt)), CollectiveAlgorithm::kRing)
+        << CollectiveAlgorithmName(a);
+  }
+  // The tree over 8 positions (root 4; 2 and 6; 1, 3, 5, 7; 0) has height 3. The analytic
+  // model charges each tree flow S: reduce 3 x 1 us + S / 450 GB/s, broadcast the same.
+  ExecutorOptions tree;
+  tree.algorithm = CollectiveAlgorithm::kTree;
+  tree.network = NetworkModel::kAnalytic;
+  const RoleResult a = RunAllReduce(cluster, 8, GB(1), tree);
+  EXPECT_EQ(Chosen(a), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(a.step_time, 2 * (Microseconds(3) + DrainTime(1e9, 450e9)));
+  // In the flow model each edge carries S/2; a GPU sends at least S/2 per phase and, being
+  // interior in at most both trees, receives at most 4 x S/2 = 2 S, so each phase lies between
+  // S/2 / B and 2 S / B after its 3 us of latency.
+  tree.network = NetworkModel::kFlow;
+  const RoleResult f = RunAllReduce(cluster, 8, GB(1), tree);
+  EXPECT_EQ(Chosen(f), CollectiveAlgorithm::kTree);
+  EXPECT_GE(f.step_time, 2 * (Microseconds(3) + DrainTime(0.5e9, 450e9)));
+  EXPECT_LE(f.step_time, 2 * (Microseconds(3) + DrainTime(2e9, 450e9)));
+}
+
+TEST(Executor, LinkStatisticsCountTheRingsBytesPerLinkKind) {
+  // One 8-GPU ring all-reduce of 1 GB: every GPU's uplink and downlink to the NVSwitch plane
+  // (16 directed NVLink links) carries one flow of 2(7/8) S = 1.75 GB, busy for its transfer
+  // time 1.75e9 / 450e9 s (the 14 us latency is not busy time). No other kind is used.
+  const topology::Cluster cluster = Dgx(1);
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    const RoleResult r = RunAllReduce(cluster, 8, GB(1), opt);
+    const LinkKindStats* nvlink = nullptr;
+    for (const LinkKindStats& l : r.links) {
+      if (l.kind == topology::LinkKind::kNvlink) {
+        nvlink = &l;
+      } else {
+        EXPECT_EQ(l.links_used, 0) << topology::LinkKindName(l.kind);
+      }
+    }
+    ASSERT_NE(nvlink, nullptr);
+    EXPECT_EQ(nvlink->links, 16);
+    EXPECT_EQ(nvlink->links_used, 16);
+    EXPECT_EQ(nvlink->bytes, MB(1750) * 16);
+    EXPECT_EQ(nvlink->busy_max, DrainTime(1.75e9, 450e9)) << NetworkModelName(model);
+    EXPECT_EQ(nvlink->busy_avg, nvlink->busy_max);
+    EXPECT_EQ(nvlink->peak_flows, 1u);
+    EXPECT_DOUBLE_EQ(nvlink->utilization_max, static_cast<double>(nvlink->busy_max.picoseconds()) /
+                                                  static_cast<double>(r.step_time.picoseconds()));
+  }
+  // SimulateStep reports the same per kind for its one role.
+  const SimResult sim = Simulate(Dgx(1, GB(400)), "zero3");
+  ASSERT_EQ(sim.links.size(), sim.roles[0].links.size());
+  for (size_t k = 0; k < sim.links.size(); ++k) {
+    EXPECT_EQ(sim.links[k].bytes, sim.roles[0].links[k].bytes);
+  }
+}
+
+TEST(Executor, TraceHasAProcessPerRequestedRankWithArgs) {
+  const topology::Cluster cluster = Dgx(2);
+  std::ostringstream out;
+  traces::ChromeTraceWriter writer(out);
+  ExecutorOptions opt;
+  opt.trace = &writer;
+  opt.trace_ranks = {0, 3, 9};
+  StatusOr<SimResult> r =
+      SimulateStep(cluster, Llama7b(), Training(16), Strategy("zero3", 16), opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(writer.Finish().ok());
+  const std::string trace = out.str();
+  StatusOr<traces::TraceSummary> summary = traces::ValidateChromeTrace(trace);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_THAT(trace, HasSubstr("rank 0 (node0/gpu0)"));
+  EXPECT_THAT(trace, HasSubstr("rank 3 (node0/gpu3)"));
+  EXPECT_THAT(trace, HasSubstr("rank 9 (node1/gpu1)"));
+  EXPECT_THAT(trace, Not(HasSubstr("rank 1 ")));
+  EXPECT_THAT(trace, HasSubstr("\"algorithm\":\"hierarchical\""));
+  EXPECT_THAT(trace, HasSubstr("\"group\":\"dp axis of 16\""));
+  EXPECT_THAT(trace, HasSubstr("\"layer\":"));
+  EXPECT_THAT(trace, HasSubstr("\"gathered-params\":"));
+  // Folding: the three ranks share one timeline, so each gets a third of the events.
+  EXPECT_EQ(summary->complete_events % 3, 0u);
+}
+
+TEST(Executor, RefusesTraceRanksOutOfRangeOrUnsorted) {
+  std::ostringstream out;
+  traces::ChromeTraceWriter writer(out);
+  ExecutorOptions opt;
+  opt.trace = &writer;
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  opt.trace_ranks = {0, 8};
+  StatusOr<RoleResult> r = ExecuteSchedule(Dgx(1), OneAllReduce(8, GB(1)), ctx, opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "trace_ranks[1]: 8: must be in [0, 8)");
+  opt.trace_ranks = {3, 3};
+  r = ExecuteSchedule(Dgx(1), OneAllReduce(8, GB(1)), ctx, opt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("trace_ranks[1]: 3: must be greater than"));
+}
+
+TEST(Executor, OptionsFromSettingsCarryEveryField) {
+  SimulationSettings s;
+  s.network_model = NetworkModel::kAnalytic;
+  s.collective_algorithm = CollectiveAlgorithm::kTree;
+  s.gradient_bucket_size = MiB(50);
+  s.prefetch_depth = 3;
+  s.sync_grads_every_micro_batch = true;
+  const ExecutorOptions o = ExecutorOptionsFromSettings(s);
+  EXPECT_EQ(o.network, NetworkModel::kAnalytic);
+  EXPECT_EQ(o.algorithm, CollectiveAlgorithm::kTree);
+  EXPECT_EQ(o.schedule.bucket_bytes, MiB(50));
+  EXPECT_EQ(o.schedule.prefetch_depth, 3);
+  EXPECT_TRUE(o.schedule.sync_grads_every_micro_batch);
+  EXPECT_EQ(o.trace, nullptr);
+  // The defaults agree.
+  const ExecutorOptions d = ExecutorOptionsFromSettings({});
+  const ExecutorOptions e;
+  EXPECT_EQ(d.network, e.network);
+  EXPECT_EQ(d.algorithm, e.algorithm);
+  EXPECT_EQ(d.schedule.bucket_bytes, e.schedule.bucket_bytes);
+  EXPECT_EQ(d.schedule.prefetch_depth, e.schedule.prefetch_depth);
 }
 
 }  // namespace

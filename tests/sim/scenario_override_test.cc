@@ -150,7 +150,7 @@ TEST(ScenarioOverride, UnknownFieldListsTheValidNamesAtThatLevel) {
             "fabric, vertices, links");
   EXPECT_EQ(OverrideError("clustr.nodes", "3"),
             "clustr.nodes: unknown field \"clustr\" in the scenario; valid: name, description, "
-            "cluster, model, training, strategy");
+            "cluster, model, training, strategy, simulation");
 }
 
 TEST(ScenarioOverride, AMessageIsNotAScalar) {
@@ -272,6 +272,38 @@ TEST(ScenarioOverride, AcceptsTheJsonCamelCaseName) {
   StatusOr<Scenario> s = Load({"training.microBatch=2"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->training.micro_batch, 2);
+}
+
+TEST(ScenarioOverride, SimulationSettingsDefaultWhenUnset) {
+  StatusOr<Scenario> s = Load({});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.network_model, NetworkModel::kFlow);
+  EXPECT_EQ(s->simulation.collective_algorithm, CollectiveAlgorithm::kAuto);
+  EXPECT_EQ(s->simulation.gradient_bucket_size, MiB(25));
+  EXPECT_EQ(s->simulation.prefetch_depth, 1);
+  EXPECT_FALSE(s->simulation.sync_grads_every_micro_batch);
+}
+
+TEST(ScenarioOverride, SetsEverySimulationSetting) {
+  StatusOr<Scenario> s =
+      Load({"simulation.network_model=analytic", "simulation.collective_algorithm=hierarchical",
+            "simulation.gradient_bucket_size=50 MiB", "simulation.prefetch_depth=3",
+            "simulation.sync_grads_every_micro_batch=true"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.network_model, NetworkModel::kAnalytic);
+  EXPECT_EQ(s->simulation.collective_algorithm, CollectiveAlgorithm::kHierarchical);
+  EXPECT_EQ(s->simulation.gradient_bucket_size, MiB(50));
+  EXPECT_EQ(s->simulation.prefetch_depth, 3);
+  EXPECT_TRUE(s->simulation.sync_grads_every_micro_batch);
+  for (const char* name : {"ring", "TREE", "COLLECTIVE_ALGORITHM_AUTO"}) {
+    EXPECT_TRUE(Load({std::string("simulation.collective_algorithm=") + name}).ok()) << name;
+  }
+}
+
+TEST(ScenarioOverride, AnUnknownSimulationEnumNameListsTheValidOnes) {
+  EXPECT_THAT(OverrideError("simulation.network_model", "packet"),
+              HasSubstr("simulation.network_model"));
+  EXPECT_THAT(OverrideError("simulation.network_model", "packet"), HasSubstr("analytic"));
 }
 
 }  // namespace

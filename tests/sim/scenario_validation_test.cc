@@ -648,5 +648,38 @@ TEST(ScenarioValidation, FullyWrittenCustomStrategyIsValid) {
             strategies::Mode::kSharded);
 }
 
+// --------------------------------------------------------------------------- simulation
+TEST(ScenarioValidation, GradientBucketSizeNeedsASizeUnit) {
+  EXPECT_THAT(Error({"simulation.gradient_bucket_size=25 MB/s"}),
+              HasSubstr("simulation.gradient_bucket_size: "));
+  EXPECT_THAT(Error({"simulation.gradient_bucket_size=25"}),
+              HasSubstr("simulation.gradient_bucket_size: "));
+}
+
+TEST(ScenarioValidation, GradientBucketSizeMustBeAtLeastOneByte) {
+  EXPECT_EQ(Error({"simulation.gradient_bucket_size=0 B"}),
+            "t: 1 problem in the scenario:\n"
+            "simulation.gradient_bucket_size: \"0 B\": must be at least 1 B");
+  EXPECT_EQ(Error({"simulation.gradient_bucket_size=1 B"}), "OK");
+}
+
+TEST(ScenarioValidation, PrefetchDepthIsBetweenZeroAndSixtyFour) {
+  EXPECT_EQ(Error({"simulation.prefetch_depth=65"}),
+            "t: 1 problem in the scenario:\n"
+            "simulation.prefetch_depth: 65: must be between 0 and 64");
+  EXPECT_THAT(Error({"simulation.prefetch_depth=-1"}),
+              HasSubstr("simulation.prefetch_depth: -1: must be between 0 and 64"));
+  EXPECT_EQ(Error({"simulation.prefetch_depth=0"}), "OK");
+  EXPECT_EQ(Error({"simulation.prefetch_depth=64"}), "OK");
+}
+
+TEST(ScenarioValidation, SimulationEnumsMustBeKnownValues) {
+  std::string text(kBase);
+  text += " simulation { network_model: 7 collective_algorithm: 9 }";
+  const std::string e = Error({}, text);
+  EXPECT_THAT(e, HasSubstr("simulation.network_model: 7: not a value of the enum; valid: "));
+  EXPECT_THAT(e, HasSubstr("simulation.collective_algorithm: 9: not a value of the enum"));
+}
+
 }  // namespace
 }  // namespace placesim::sim

@@ -121,6 +121,7 @@ class Resolver {
     ResolveModel();
     ResolveStrategy();  // needs the GPU count
     ResolveTraining();  // needs dp
+    ResolveSimulation();
     if (!problems_.empty()) return problems_.ToStatus(name_);
     out_.name = doc_.name().empty() ? DefaultName() : doc_.name();
     out_.description = doc_.description();
@@ -707,6 +708,42 @@ class Resolver {
     } else {
       t.global_batch = micro_ok && mesh_ok_ ? t.micro_batch * dp : t.micro_batch;
     }
+  }
+
+  // -------------------------------------------------------------------------- simulation
+  void ResolveSimulation() {
+    const pb::Simulation& sim = doc_.simulation();
+    SimulationSettings& out = out_.simulation;
+    out.network_model = sim.network_model() == pb::NETWORK_MODEL_ANALYTIC ? NetworkModel::kAnalytic
+                                                                          : NetworkModel::kFlow;
+    switch (sim.collective_algorithm()) {
+      case pb::COLLECTIVE_ALGORITHM_RING:
+        out.collective_algorithm = CollectiveAlgorithm::kRing;
+        break;
+      case pb::COLLECTIVE_ALGORITHM_TREE:
+        out.collective_algorithm = CollectiveAlgorithm::kTree;
+        break;
+      case pb::COLLECTIVE_ALGORITHM_HIERARCHICAL:
+        out.collective_algorithm = CollectiveAlgorithm::kHierarchical;
+        break;
+      default:
+        out.collective_algorithm = CollectiveAlgorithm::kAuto;
+        break;
+    }
+    if (sim.has_gradient_bucket_size()) {
+      placesim::Bytes bucket = out.gradient_bucket_size;
+      const size_t before = problems_.total();
+      SizeField("simulation.gradient_bucket_size", true, sim.gradient_bucket_size(), &bucket);
+      if (problems_.total() == before && bucket.count() < 1) {
+        problems_.Add("simulation.gradient_bucket_size", Quote(sim.gradient_bucket_size()),
+                      "must be at least 1 B");
+      }
+      out.gradient_bucket_size = bucket;
+    }
+    out.prefetch_depth = sim.has_prefetch_depth() ? sim.prefetch_depth() : 1;
+    InRange("simulation.prefetch_depth", out.prefetch_depth, 0, 64);
+    out.sync_grads_every_micro_batch =
+        sim.has_sync_grads_every_micro_batch() && sim.sync_grads_every_micro_batch();
   }
 
   // ---------------------------------------------------------------------------- strategy
