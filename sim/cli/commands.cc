@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,8 @@
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "sim/cli/compare.h"
+#include "sim/cli/sweep.h"
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
 #include "strategies/analyzer.h"
@@ -47,6 +50,12 @@ constexpr const char* kUsage =
     "  simulate SCENARIO   replay one training step on the cluster (data-parallel family:\n"
     "                      ddp, zero1-3, fsdp, offload): step time, MFU, exposed\n"
     "                      communication, peak memory; --trace FILE for Perfetto\n"
+    "  sweep SCENARIO --vary FIELD=V1,V2,...\n"
+    "                      what-if study: the cartesian product of overrides, one row per\n"
+    "                      point (--jobs N, --shard K/N, --mode analyze|simulate)\n"
+    "  merge FILE...       join the JSON outputs of sharded sweeps\n"
+    "  compare BASELINE.json CURRENT.json [--threshold 2%]\n"
+    "                      per-metric deltas; exit 1 when any regresses\n"
     "  topology SCENARIO   the cluster graph: GPUs, links by kind, injection and bisection\n"
     "                      bandwidth; --dot FILE writes it for Graphviz\n"
     "  presets             every built-in hardware, node, model and strategy preset\n"
@@ -55,7 +64,8 @@ constexpr const char* kUsage =
     "  placesim analyze examples/zero-7.5b.textproto --set strategy.preset=zero2\n"
     "Run `placesim COMMAND --help` for a command's options.\n"
     "\n"
-    "Exit codes: 0 ok; 2 bad input; 3 the strategy is incorrect (analyze).\n";
+    "Exit codes: 0 ok; 1 a regression (compare); 2 bad input; 3 the strategy is incorrect\n"
+    "(analyze).\n";
 
 // Prints a failed Status: "placesim: [CONTEXT: ]first line", then the other lines indented.
 // Scenario errors already start with the file's name, so they pass an empty context.
@@ -102,6 +112,42 @@ bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
     return false;
   }
   return true;
+}
+
+// Parses a rank list such as "0-7,64" into sorted, distinct ranks below `world`.
+StatusOr<std::vector<int64_t>> ParseRankList(std::string_view text, int64_t world) {
+  std::vector<int64_t> ranks;
+  auto bad = [&](std::string_view why) {
+    return InvalidArgumentError(
+        fmt::format("--trace-ranks: \"{}\": {}; expected ranks and ranges below {}, e.g. 0-7,64",
+                    text, why, world));
+  };
+  auto parse_int = [](std::string_view s, int64_t* v) {
+    if (s.empty()) return false;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+    return ec == std::errc() && ptr == s.data() + s.size() && *v >= 0;
+  };
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string_view item = text.substr(start, comma - start);
+    size_t dash = item.find('-');
+    int64_t lo = 0, hi = 0;
+    if (dash == std::string_view::npos) {
+      if (!parse_int(item, &lo)) return bad(fmt::format("\"{}\" is not a rank", item));
+      hi = lo;
+    } else if (!parse_int(item.substr(0, dash), &lo) || !parse_int(item.substr(dash + 1), &hi) ||
+               hi < lo) {
+      return bad(fmt::format("\"{}\" is not a range LOW-HIGH", item));
+    }
+    if (hi >= world) return bad(fmt::format("rank {} does not exist", hi));
+    for (int64_t r = lo; r <= hi; ++r) ranks.push_back(r);
+    start = comma + 1;
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
 }
 
 // True when the arguments ask for help; checked before parsing so that `--help` works even
@@ -215,7 +261,30 @@ nlohmann::ordered_json SimulationJson(const SimResult& r) {
         {"calls", role.collective_calls[k]}, {"bytes", role.collective_bytes[k].count()}};
   }
   comm["by_kind"] = std::move(kinds);
+  nlohmann::ordered_json algorithms;
+  for (int k = 0; k < kNumCollectiveKinds; ++k) {
+    for (int alg = 0; alg < kNumCollectiveAlgorithms; ++alg) {
+      int64_t calls = role.algorithm_calls[k][alg];
+      if (calls == 0) continue;
+      algorithms[strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k))]
+                [CollectiveAlgorithmName(static_cast<CollectiveAlgorithm>(alg))] = calls;
+    }
+  }
+  comm["algorithms"] = std::move(algorithms);
   j["comm"] = std::move(comm);
+  nlohmann::ordered_json links = nlohmann::ordered_json::array();
+  for (const LinkKindStats& l : r.links) {
+    links.push_back({{"kind", topology::LinkKindName(l.kind)},
+                     {"links", l.links},
+                     {"links_used", l.links_used},
+                     {"bytes", l.bytes.count()},
+                     {"busy_max_s", l.busy_max.ToSeconds()},
+                     {"busy_avg_s", l.busy_avg.ToSeconds()},
+                     {"utilization_max", l.utilization_max},
+                     {"utilization_avg", l.utilization_avg},
+                     {"peak_flows", l.peak_flows}});
+  }
+  j["links"] = std::move(links);
   nlohmann::ordered_json live;
   for (int t = 0; t < kNumMemoryTags; ++t) {
     if (role.live_at_peak[t].count() == 0) continue;
@@ -236,6 +305,23 @@ nlohmann::ordered_json SimulationJson(const SimResult& r) {
   }
   j["findings"] = std::move(findings);
   return j;
+}
+
+// One header row and one row per rank role; times in seconds, sizes in bytes.
+std::string SimulationCsv(const SimResult& r) {
+  std::string out =
+      "role,ranks,step_time_s,mfu,hfu,tokens_per_second,compute_s,comm_s,exposed_comm_s,copy_s,"
+      "host_s,idle_s,peak_memory_bytes,capacity_bytes,comm_bytes_per_device_per_step\n";
+  for (const RoleResult& role : r.roles) {
+    out += fmt::format(
+        "\"{}\",{},{:.9g},{:.6g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}"
+        "\n",
+        role.role, role.ranks, role.step_time.ToSeconds(), r.mfu, r.hfu, r.tokens_per_second,
+        role.compute_busy.ToSeconds(), role.comm_busy.ToSeconds(), role.exposed_comm.ToSeconds(),
+        role.copy_busy.ToSeconds(), role.host_busy.ToSeconds(), role.idle.ToSeconds(),
+        role.peak_memory.count(), role.capacity.count(), role.comm_bytes().count());
+  }
+  return out;
 }
 
 std::string SimulationTable(const SimResult& r) {
@@ -268,9 +354,29 @@ std::string SimulationTable(const SimResult& r) {
   out += fmt::format("bytes sent      {} per device per step\n", ToString(role.comm_bytes()));
   for (int k = 0; k < kNumCollectiveKinds; ++k) {
     if (role.collective_calls[k] == 0) continue;
-    out += fmt::format("  {:<22} {} calls, {}\n",
+    std::string algorithms;
+    for (int alg = 0; alg < kNumCollectiveAlgorithms; ++alg) {
+      if (role.algorithm_calls[k][alg] == 0) continue;
+      algorithms +=
+          fmt::format("{}{} {}", algorithms.empty() ? "" : ", ", role.algorithm_calls[k][alg],
+                      CollectiveAlgorithmName(static_cast<CollectiveAlgorithm>(alg)));
+    }
+    out += fmt::format("  {:<22} {} calls, {} ({})\n",
                        strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k)),
-                       role.collective_calls[k], ToString(role.collective_bytes[k]));
+                       role.collective_calls[k], ToString(role.collective_bytes[k]), algorithms);
+  }
+  bool header = false;
+  for (const LinkKindStats& l : r.links) {
+    if (l.links_used == 0) continue;
+    if (!header) {
+      out +=
+          "links           kind      used/total   bytes carried   busiest   mean busy  peak "
+          "flows\n";
+      header = true;
+    }
+    out += fmt::format("  {:<22} {:>5}/{:<6} {:>13}   {:>6.1f}%   {:>8.1f}%  {:>10}\n",
+                       topology::LinkKindName(l.kind), l.links_used, l.links, ToString(l.bytes),
+                       100.0 * l.utilization_max, 100.0 * l.utilization_avg, l.peak_flows);
   }
   for (const auto& f : r.findings) {
     out += fmt::format("{}: {}: {}\n", strategies::SeverityName(f.severity), f.rule, f.message);
@@ -281,24 +387,28 @@ std::string SimulationTable(const SimResult& r) {
 int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ScenarioArgs a;
   std::string trace_path;
-  std::string network = "flow";
-  a.formats = {"table", "json"};
+  std::string trace_ranks;
+  std::string network;
+  a.formats = {"table", "json", "csv"};
   po::options_description desc("placesim simulate SCENARIO [options]");
   AddScenarioOptions(desc, a);
   desc.add_options()("trace", po::value<std::string>(&trace_path),
                      "write the timeline to FILE (Chrome trace JSON; opens in Perfetto)")(
-      "network", po::value<std::string>(&network)->default_value("flow"),
-      "network model: flow (max-min fair sharing of every link) or analytic (alpha-beta, "
-      "no contention)");
+      "trace-ranks", po::value<std::string>(&trace_ranks),
+      "with --trace: the ranks to write, e.g. 0-7,64 (default: the simulated rank of each "
+      "role)")("network", po::value<std::string>(&network),
+               "override the scenario's simulation.network_model: flow (max-min fair sharing "
+               "of every link) or analytic (alpha-beta, no contention)");
   if (auto done = ParseScenarioCommand("simulate", args, desc, a, out, err)) {
     return *done;
   }
-  ExecutorOptions options;
-  if (network == "analytic") {
-    options.network = NetworkModel::kAnalytic;
-  } else if (network != "flow") {
+  if (!network.empty() && network != "flow" && network != "analytic") {
     err << "placesim simulate: --network: \"" << network
         << "\": unknown network model; valid: flow, analytic\n";
+    return kExitBadInput;
+  }
+  if (!trace_ranks.empty() && trace_path.empty()) {
+    err << "placesim simulate: --trace-ranks needs --trace FILE\n";
     return kExitBadInput;
   }
 
@@ -306,6 +416,15 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
   StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
   if (!cluster.ok()) return ReportError(err, a.path, cluster.status());
+  ExecutorOptions options = ExecutorOptionsFromSettings(scenario->simulation);
+  if (network == "flow") options.network = NetworkModel::kFlow;
+  if (network == "analytic") options.network = NetworkModel::kAnalytic;
+  if (!trace_ranks.empty()) {
+    StatusOr<std::vector<int64_t>> ranks =
+        ParseRankList(trace_ranks, scenario->strategy.mesh.world());
+    if (!ranks.ok()) return ReportError(err, "", ranks.status());
+    options.trace_ranks = std::move(*ranks);
+  }
 
   std::ostringstream trace_text;
   std::optional<traces::ChromeTraceWriter> writer;
@@ -324,6 +443,8 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (a.format == "json") {
     out << SimulationJson(*result).dump(2) << "\n";
+  } else if (a.format == "csv") {
+    out << SimulationCsv(*result);
   } else {
     out << SimulationTable(*result);
   }
@@ -484,10 +605,11 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitOk;
   }
   using Handler = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
-  static constexpr std::pair<const char*, Handler> kCommands[] = {{"analyze", &Analyze},
-                                                                  {"simulate", &Simulate},
-                                                                  {"topology", &Topology},
-                                                                  {"presets", &Presets}};
+  static constexpr std::pair<const char*, Handler> kCommands[] = {
+      {"analyze", &Analyze}, {"simulate", &Simulate},  {"sweep", &RunSweep},
+      {"merge", &RunMerge},  {"compare", &RunCompare}, {"topology", &Topology},
+      {"presets", &Presets},
+  };
   for (const auto& [name, handler] : kCommands) {
     if (command == name) return handler(rest, out, err);
   }

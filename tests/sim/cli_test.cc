@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -155,8 +156,8 @@ TEST(AnalyzeCommand, BadInputExitsTwoWithTheReason) {
 TEST(Cli, UnknownCommandListsTheValidOnes) {
   Result r = RunPlacesim({"simulat"});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_THAT(
-      r.err, HasSubstr("unknown command \"simulat\"; valid: analyze, simulate, topology, presets"));
+  EXPECT_THAT(r.err, HasSubstr("unknown command \"simulat\"; valid: analyze, simulate, sweep, "
+                               "merge, compare, topology, presets"));
   EXPECT_EQ(RunPlacesim({}).code, kExitBadInput);
   EXPECT_EQ(RunPlacesim({"--help"}).code, kExitOk);
 }
@@ -206,6 +207,62 @@ TEST(SimulateCommand, RunsAndTracesAreByteIdentical) {
   EXPECT_EQ(s1.str(), s2.str());
   nlohmann::json trace = nlohmann::json::parse(s1.str());
   EXPECT_FALSE(trace["traceEvents"].empty());
+}
+
+TEST(SimulateCommand, CsvHasAHeaderAndOneRowPerRole) {
+  // Data parallelism alone makes every rank play the same role: one row after the header.
+  std::string path = WriteTemp("fsdp-csv.textproto", kFsdpScenario);
+  Result r = RunPlacesim({"simulate", path, "--format", "csv"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
+  EXPECT_THAT(r.out, HasSubstr("step_time_s,mfu,hfu"));
+}
+
+TEST(SimulateCommand, TraceRanksWritesOneProcessPerRequestedRank) {
+  // FSDP on one node: all 8 ranks play one role, so ranks 0-3 and 6 are 5 processes.
+  std::string path = WriteTemp("fsdp-ranks.textproto", kFsdpScenario);
+  std::string trace = ::testing::TempDir() + "/ranks.json";
+  Result r = RunPlacesim({"simulate", path, "--trace", trace, "--trace-ranks", "0-3,6"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream f(trace);
+  nlohmann::json j = nlohmann::json::parse(f);
+  std::set<int64_t> pids;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("ph", "") == "X") pids.insert(e["pid"].get<int64_t>());
+  }
+  EXPECT_EQ(pids.size(), 5u);
+}
+
+TEST(SimulateCommand, BadTraceRanksAreRefusedBeforeRunning) {
+  std::string path = WriteTemp("fsdp-badranks.textproto", kFsdpScenario);
+  std::string trace = ::testing::TempDir() + "/never-ranks.json";
+  std::filesystem::remove(trace);
+  Result out_of_range = RunPlacesim({"simulate", path, "--trace", trace, "--trace-ranks", "0-8"});
+  EXPECT_EQ(out_of_range.code, kExitBadInput);
+  EXPECT_THAT(out_of_range.err, HasSubstr("rank 8 does not exist"));
+  Result backwards = RunPlacesim({"simulate", path, "--trace", trace, "--trace-ranks", "5-2"});
+  EXPECT_EQ(backwards.code, kExitBadInput);
+  EXPECT_THAT(backwards.err, HasSubstr("\"5-2\" is not a range"));
+  Result without_trace = RunPlacesim({"simulate", path, "--trace-ranks", "0"});
+  EXPECT_EQ(without_trace.code, kExitBadInput);
+  EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+TEST(SimulateCommand, NetworkFlagAndScenarioFieldSelectTheSameModel) {
+  // --network analytic and simulation.network_model=analytic must run the same simulation,
+  // and the flag must win over the scenario's setting.
+  std::string path = WriteTemp("fsdp-net.textproto", kFsdpScenario);
+  Result flag = RunPlacesim({"simulate", path, "--format", "json", "--network", "analytic"});
+  Result field = RunPlacesim(
+      {"simulate", path, "--format", "json", "--set", "simulation.network_model=analytic"});
+  Result overridden = RunPlacesim({"simulate", path, "--format", "json", "--set",
+                                   "simulation.network_model=flow", "--network", "analytic"});
+  ASSERT_EQ(flag.code, kExitOk) << flag.err;
+  EXPECT_EQ(flag.out, field.out);
+  EXPECT_EQ(flag.out, overridden.out);
+  Result bad = RunPlacesim({"simulate", path, "--network", "packet"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_THAT(bad.err, HasSubstr("valid: flow, analytic"));
 }
 
 TEST(SimulateCommand, ModelParallelScenariosAreRefusedWithTheReason) {

@@ -1,0 +1,52 @@
+// `placesim compare`: did a change regress a result?
+//
+//   placesim compare BASELINE.json CURRENT.json [--threshold 2%] [--format table|json]
+//
+// Both files are JSON results of the same kind: `placesim analyze --format json`,
+// `placesim simulate --format json` or `placesim sweep --format json` (or `merge`). Every
+// numeric or boolean leaf is a metric, named by its path ("memory.total_bytes",
+// "roles[0].comm.bytes_per_device_per_step", "comm.by_kind.all-gather.bytes"). In a sweep,
+// points are matched by their varied values, not their position, and a point's metrics are
+// named "[cluster.nodes=8] memory_total_bytes"; its status becomes the boolean metric "ok".
+//
+// A metric changes beyond the threshold when |current - baseline| > threshold x |baseline|
+// (any change of a zero baseline, and any change of a boolean). Whether that is a
+// regression depends on the metric's leaf name (MetricDirection):
+//   lower is better   step_time_s and every other *_s (times), every *_bytes and bytes
+//                     (memory, communication), bubble_fraction, errors, warnings
+//   higher is better  mfu, hfu, tokens_per_second, headroom_bytes, and the booleans fits, ok,
+//                     correctness_ok
+//   neutral           everything else (counts, sizes of the scenario, capacity_bytes,
+//                     peak_at_s): a change beyond the threshold is reported as "changed" and
+//                     never fails
+// Metrics present in only one file are listed as "removed" or "added" and do not fail.
+//
+// Exit codes: 0 no regression; 1 at least one metric regressed beyond the threshold; 2 bad
+// input (an unreadable or invalid file, results of different kinds, a bad --threshold).
+//
+// Thread-safety: the functions are reentrant.
+#ifndef PLACESIM_SIM_CLI_COMPARE_H_
+#define PLACESIM_SIM_CLI_COMPARE_H_
+
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace placesim::sim {
+
+// "2%" -> 0.02, "0.5%" -> 0.005. The percent sign is required; 0% to 1000%.
+StatusOr<double> ParseThreshold(std::string_view text);
+
+enum class MetricDirection { kLowerIsBetter, kHigherIsBetter, kNeutral };
+// The direction of a metric from its leaf name (the last path segment, without indices).
+MetricDirection DirectionOf(std::string_view leaf);
+
+// `args` excludes the program and command names.
+int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace placesim::sim
+
+#endif  // PLACESIM_SIM_CLI_COMPARE_H_
