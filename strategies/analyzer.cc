@@ -355,12 +355,23 @@ RankRole BuildStage(const Context& c, int i) {
     // and, on the last, the output layer's 4 s b h (1 + V/h) / t (final norm, projection
     // input, fp32 logits for the cross-entropy).
     if (first) act += Bytes::Count(CeilDiv(sbh, split)) * held;
-    if (last) {
-      act +=
-          Bytes::Count(CeilDiv(4 * sbh + 4 * c.s_local * c.training->micro_batch * t.vocab, c.tp)) *
-          held;
-    }
+    const Bytes head = last
+                           ? Bytes::Count(CeilDiv(
+                                 4 * sbh + 4 * c.s_local * c.training->micro_batch * t.vocab, c.tp))
+                           : Bytes::Zero();
+    act += head * held;
     act_step = Bytes::Count(act.count() / std::max<int64_t>(held, 1)) * c.m;
+    // Recompute working set (Korthikanti Section 5): while a layer's backward runs, what
+    // recompute rebuilt for it is live beside everything kept, i.e. the layer's Table 2 figure
+    // without recompute less what it kept (full: the layer input, which is the first LayerNorm's
+    // input, so 2sbh of the 34sbh are not rebuilt; selective: the 5as^2b attention core). The
+    // first such moment is the backward of the stage's last layer, when every kept micro-batch
+    // is still live; on the last stage the output layer has by then released the micro-batch's
+    // logits, so the peak is the larger of the two. Without recompute nothing is rebuilt and
+    // the peak is the end of the forward (Korthikanti's figure as it stands).
+    const Bytes rebuilt = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
+                                                  Recompute::kNone) -
+                          act_per_layer;
     if (c.Offloaded(State::kActivations)) {
       const OffloadTarget target = c.Target(State::kActivations);
       (target == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += act;
@@ -369,8 +380,11 @@ RankRole BuildStage(const Context& c, int i) {
               "activations saved to the offload target during forward");
       AddCopy(role, CopyDirection::kHostToDevice, State::kActivations, target, act_step,
               "activations brought back for backward");
+      // The kept activations come back through the staging buffers; what recompute rebuilds
+      // from them is made on the device.
+      mem.activations = rebuilt;
     } else {
-      mem.activations = act;
+      mem.activations = act + std::max(Bytes::Zero(), rebuilt - head);
     }
   }
 

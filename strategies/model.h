@@ -31,6 +31,10 @@
 // MLP term is 2f + 2f (3 x 2f when gated), and under MoE the MLP term is multiplied by
 // top_k x capacity_factor (each token visits top_k experts). Dropout masks are kept even for
 // models trained without dropout (a small over-estimate, 2 s b h per layer).
+// These are the bytes a layer keeps until its backward. Under recompute the layer whose
+// backward runs also holds what was rebuilt for it: the no-recompute figure less the kept one
+// (the kept layer input is the first LayerNorm's input, so it is not rebuilt); Analyze adds
+// that working set to the peak.
 //
 // FLOPs. Narayanan et al. 2021, eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per
 // iteration with full recompute (forward, backward = 2 forwards, recomputed forward) and

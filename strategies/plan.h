@@ -28,7 +28,7 @@ struct MemoryBreakdown {
   Bytes params;
   Bytes grads;
   Bytes optimizer;
-  Bytes activations;
+  Bytes activations;      // at their peak: what is kept for backward plus recompute's working set
   Bytes gather_buffers;   // S*: gathered units in flight (and their full gradients)
   Bytes offload_staging;  // O: device-side buffers that stream offloaded states
   Bytes total;            // the sum of the above

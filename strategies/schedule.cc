@@ -662,7 +662,9 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
           const int32_t first_dep = l == unit.layer_end - 1 ? gate : -1;
           int32_t rebuilt = -1;
           if (recompute != Recompute::kNone) {
-            const Bytes extra = recompute == Recompute::kFull ? act_full : act_full - act_layer;
+            // Recompute restarts from what the layer kept (full: its input, which is also the
+            // first LayerNorm's input, one of the 34 s b h), so it rebuilds only the rest.
+            const Bytes extra = act_full - act_layer;
             rebuilt = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, extra,
                               Stream::kCompute, Phase::kRecompute, l, mb32);
             B.Add(ComputeOp(Phase::kRecompute, l, u, mb32,

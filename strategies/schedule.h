@@ -10,7 +10,8 @@
 //   forward        per micro-batch: embedding, L layers, output layer; each keeps its
 //                  activations (Alloc kActivations, or kCheckpoints under full recompute).
 //   backward       in reverse: [recompute] backward-input, backward-weight; activations freed
-//                  after the backward-weight op of their layer.
+//                  after the backward-weight op of their layer. Recompute allocates what it
+//                  rebuilds (the layer's activations less what it kept) and frees it with them.
 //   gradient sync  replicated parameters (DDP, ZeRO-1/2, ZeRO-Offload): the gradient buffer
 //                  is cut, in backward order, into buckets of bucket_bytes (the last one
 //                  shorter); each bucket is all-reduced (G R, Ω R) or reduce-scattered (G or Ω
@@ -43,7 +44,8 @@
 //     of one stream run in index order, and deps name only what the stream order does not.
 //   - static allocs equal the plan's memory per state to the byte (params, grads, optimizer,
 //     offload_staging on device; offloaded_host and offloaded_nvme off device); the live
-//     activation (+ checkpoint) bytes peak at the plan's activations figure.
+//     activation (+ checkpoint) bytes, recompute's working set included, peak at the plan's
+//     activations figure.
 //   - every Free names its Alloc (same bytes, tag and memory); at the end of the step only
 //     the static allocs are live.
 //   - the collectives' buffer bytes and per-device bytes, summed per (kind, state, group),

@@ -2,7 +2,8 @@
 // all-reduce across nodes as the sum of its phases, the tree / hierarchical choice by size,
 // forced algorithms, per-link-kind statistics, DDP's overlap of bucketed all-reduces with
 // backward, ZeRO-3's 3Ψ(N-1)/N bytes per device, static memory equal to the analytic plan,
-// out-of-memory findings, the trace's processes and args, and byte-identical reruns.
+// activations at the peak equal to the plan's under recompute, out-of-memory findings, the
+// trace's processes and args, and byte-identical reruns.
 #include "sim/executor/executor.h"
 
 #include <gmock/gmock.h>
@@ -196,6 +197,26 @@ TEST(Executor, StaticMemoryAtThePeakEqualsTheAnalyzersFigures) {
     EXPECT_LE(role.peak_memory - role.live_at_peak[Idx(MemoryTag::kGradBuckets)], m.total)
         << preset;
     EXPECT_TRUE(r.findings.empty()) << preset;
+  }
+}
+
+TEST(Executor, ActivationsAtThePeakEqualTheAnalyzersFigureUnderRecompute) {
+  // DDP's model state is resident, so the executed peak is where the activations peak. Under
+  // recompute that is the backward of the last layer: every kept activation or checkpoint
+  // plus what recompute rebuilt for that layer, the plan's activations figure.
+  const topology::Cluster cluster = Dgx(1, GB(400));
+  for (strategies::Recompute recompute :
+       {strategies::Recompute::kSelective, strategies::Recompute::kFull}) {
+    strategies::TrainingSpec training = Training(cluster.num_gpus());
+    training.recompute = recompute;
+    StatusOr<SimResult> r =
+        SimulateStep(cluster, Llama7b(), training, Strategy("ddp", cluster.num_gpus()));
+    ASSERT_TRUE(r.ok());
+    const RoleResult& role = r->roles[0];
+    EXPECT_EQ(role.live_at_peak[Idx(MemoryTag::kActivations)] +
+                  role.live_at_peak[Idx(MemoryTag::kCheckpoints)],
+              r->plan.largest().memory.activations)
+        << strategies::RecomputeName(recompute);
   }
 }
 

@@ -166,10 +166,21 @@ TEST_F(Gpt3Tp8Pp8, OneRolePerStageUnder1F1B) {
 }
 
 TEST_F(Gpt3Tp8Pp8, ActivationsFollowKorthikanti) {
-  // Per layer s b h x 34/t = 106,954,752; stage 1 holds 12 layers x 7 micro-batches.
-  EXPECT_EQ(plan_.roles[1].memory.activations.count(), kSbh * 34 / 8 * 12 * 7);
+  // Table 2, tensor + sequence parallel + selective: per layer s b h x 34/t = 106,954,752.
+  const TransformerSpec& gpt3 = Model("gpt3-175b").transformer;
+  EXPECT_EQ(ActivationBytesPerLayer(gpt3, 1, 2048, 8, true, Recompute::kSelective).count(),
+            kSbh * 34 / 8);
+  // While a layer's backward runs, selective recompute rebuilds its attention core beside what
+  // is kept: 5 a s^2 b / t = 5 x 96 x 2048^2 / 8 = 251,658,240 bytes.
+  constexpr int64_t kScores = int64_t{5} * 96 * 2048 * 2048 / 8;
+  // Stage 1 keeps 12 layers x 7 micro-batches.
+  EXPECT_EQ(plan_.roles[1].memory.activations.count(), kSbh * 34 / 8 * 12 * 7 + kScores);
   // Stage 0: 12 x 8 micro-batches plus the embedding dropout mask s b h / t per micro-batch.
-  EXPECT_EQ(plan_.roles[0].memory.activations.count(), kSbh * 34 / 8 * 12 * 8 + kSbh / 8 * 8);
+  EXPECT_EQ(plan_.roles[0].memory.activations.count(),
+            kSbh * 34 / 8 * 12 * 8 + kSbh / 8 * 8 + kScores);
+  // Stage 7 keeps one micro-batch and its logits, (4 s b h + 4 s b V) / t = 65,011,712 bytes,
+  // which its output layer frees before the first layer backward needs the larger scores.
+  EXPECT_EQ(plan_.roles[7].memory.activations.count(), kSbh * 34 / 8 * 12 + kScores);
   EXPECT_EQ(plan_.largest_role, 0);
 }
 

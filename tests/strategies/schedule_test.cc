@@ -3,13 +3,16 @@
 // (DDP buckets, no_sync, ZeRO-3 gathers), and memory events balance.
 #include "strategies/schedule.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "strategies/analyzer.h"
 #include "strategies/presets.h"
@@ -95,9 +98,8 @@ TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
     if (op.kind == OpKind::kAlloc) {
       live[static_cast<int32_t>(i)] = true;
       if (op.phase == Phase::kStep) static_bytes[{op.tag, op.space}] += op.bytes.count();
-      // Activations kept across the forward (not the recompute working set).
-      if (act && op.phase == Phase::kForward)
-        act_peak = std::max(act_peak, act_live += op.bytes.count());
+      // Every activation alloc runs on the compute stream, so index order is time order.
+      if (act) act_peak = std::max(act_peak, act_live += op.bytes.count());
     } else if (op.kind == OpKind::kFree) {
       ASSERT_GE(op.alloc, 0);
       const Op& a = sched.ops[static_cast<size_t>(op.alloc)];
@@ -106,7 +108,7 @@ TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
       EXPECT_EQ(a.tag, op.tag);
       ASSERT_TRUE(live[op.alloc]) << "double free of op " << op.alloc;
       live[op.alloc] = false;
-      if (act && a.phase == Phase::kForward) act_live -= op.bytes.count();
+      if (act) act_live -= op.bytes.count();
     }
   }
   // At the end only the static allocs are live.
@@ -130,6 +132,7 @@ TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
   EXPECT_EQ(nvme, mem.offloaded_nvme.count());
   // One micro-batch's activations are live at the end of its forward: the plan's figure.
   EXPECT_EQ(act_peak, mem.activations.count());
+  EXPECT_EQ(act_live, 0);
 
   // Collective buffers and per-device bytes per (kind, state) equal the plan's.
   using Key = std::tuple<CollectiveKind, State>;
@@ -225,6 +228,149 @@ TEST(Schedule, RecomputeAddsForwardWorkInBackward) {
     recomputes += op.kind == OpKind::kCompute && op.phase == Phase::kRecompute;
   EXPECT_EQ(recomputes, 128);
 }
+
+// The GPT of examples/gpt-32l-fsdp-64gpu.textproto: 32 layers, h 4096, 32 heads, MLP 4h,
+// tied embeddings, no biases, rotary positions (what the scenario leaves at its defaults).
+ModelSpec Gpt32l(int64_t vocab, int64_t seq_len) {
+  ModelSpec m;
+  m.name = "gpt-32l";
+  m.transformer = {.layers = 32,
+                   .hidden = 4096,
+                   .heads = 32,
+                   .ffn_hidden = 16384,
+                   .vocab = vocab,
+                   .seq_len = seq_len,
+                   .tied_embeddings = true};
+  return m;
+}
+
+// Device activation and checkpoint bytes live when their sum peaks. Every activation alloc
+// and free runs on the compute stream, so index order is the order they happen in.
+struct ActivationPeak {
+  int64_t activations = 0;
+  int64_t checkpoints = 0;
+  int64_t total() const { return activations + checkpoints; }
+};
+
+ActivationPeak PeakOfActivations(const Schedule& sched) {
+  ActivationPeak live, peak;
+  for (const Op& op : sched.ops) {
+    if (op.kind != OpKind::kAlloc && op.kind != OpKind::kFree) continue;
+    int64_t* slot = op.tag == MemoryTag::kActivations   ? &live.activations
+                    : op.tag == MemoryTag::kCheckpoints ? &live.checkpoints
+                                                        : nullptr;
+    if (slot == nullptr) continue;
+    *slot += op.kind == OpKind::kAlloc ? op.bytes.count() : -op.bytes.count();
+    if (live.total() > peak.total()) peak = live;
+  }
+  return peak;
+}
+
+TEST(Schedule, FullRecomputePeakOfTheGpt32lFsdpExample) {
+  // FSDP over 64 GPUs, micro-batch 8, 8 micro-batches per step, full recompute. With
+  // Korthikanti et al. 2022 (Table 2, Sections 4.3 and 5), bf16 activations, s = 2048,
+  // b = 8, h = 4096, a = 32, V = 51200, L = 32:
+  //   s b h = 2048 x 8 x 4096                                     =     67,108,864
+  //   kept per layer (its input, 2 s b h = 128 MiB), x 32 = 64 s b h =  4,294,967,296
+  //   embedding dropout mask, s b h                                =     67,108,864
+  //   output layer, 4 s b h + 4 s b V (fp32 logits)
+  //     = 268,435,456 + 3,355,443,200                              =  3,623,878,656
+  //   one layer without recompute, s b h (34 + 5 a s / h) = 114 s b h = 7,650,410,496;
+  //   recompute rebuilds all of it but the input it restarts from (the checkpoint, which is
+  //   the first LayerNorm's input): 112 s b h                      =  7,516,192,768
+  // Live at the two candidate peaks of a micro-batch (the previous one has freed everything):
+  //   end of forward, through the output layer's backward:
+  //     65 s b h + logits = 4,362,076,160 + 3,623,878,656          =  7,985,954,816
+  //   backward of layer 31 (the output layer freed its logits): 32 checkpoints, the mask and
+  //     layer 31 rebuilt, (64 + 1 + 112) s b h = 177 s b h         = 11,878,268,928
+  // Each later backward holds one checkpoint fewer, so the peak is 11,878,268,928 bytes
+  // (11.88 GB): 4,294,967,296 of checkpoints and 67,108,864 + 7,516,192,768 = 7,583,301,632
+  // of activations. Leaving out the working set gives 7.99 GB; rebuilding 114 s b h beside
+  // the kept input counts that input twice (12,012,486,656).
+  const ModelSpec model = Gpt32l(51200, 2048);
+  TrainingSpec training = MakeTraining(8, 4096);
+  training.recompute = Recompute::kFull;
+  const StrategySpec strategy = *ExpandStrategyPreset("fsdp", {.dp = 64}, 8);
+  const topology::ClusterSpec cluster = MakeCluster(8);
+  const Plan plan = *Analyze(model, training, strategy, cluster);
+  ASSERT_EQ(plan.micro_batches, 8);
+  EXPECT_EQ(plan.largest().memory.activations.count(), 11'878'268'928);
+
+  StatusOr<std::vector<Schedule>> out = BuildSchedules(model, training, strategy, cluster);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const ActivationPeak peak = PeakOfActivations(out->front());
+  EXPECT_EQ(peak.checkpoints, 4'294'967'296);
+  EXPECT_EQ(peak.activations, 7'583'301'632);
+  EXPECT_EQ(peak.total(), 11'878'268'928);
+}
+
+struct PeakCase {
+  const char* preset;
+  int64_t micro_batch;
+  Recompute recompute;
+  int64_t vocab;
+  int64_t seq_len;
+};
+
+class ActivationPeakTest : public ::testing::TestWithParam<PeakCase> {};
+
+TEST_P(ActivationPeakTest, PlanEqualsThePeakOfTheSchedule) {
+  // Closed form for one micro-batch of L = 32 layers (the micro-batch before it has freed
+  // everything): with K the bytes a layer keeps (Korthikanti Table 2: none 34 s b h +
+  // 5 a s^2 b, selective 34 s b h, full 2 s b h) and R = 34 s b h + 5 a s^2 b - K what
+  // recompute rebuilds for the layer whose backward runs,
+  //   peak = L K + s b h (embedding mask) + max(4 s b h + 4 s b V (logits), R),
+  // the first term of the max at the end of the forward, the second in layer L-1's backward
+  // after the output layer freed its logits. At s = 2048 the working set wins for selective
+  // (5 a s = 327,680 > 4h + 4V = 221,184 per s b) and full; at s = 512 the logits win
+  // (81,920 and 32h + 81,920 = 212,992 < 221,184); with a tiny vocabulary R always wins
+  // under recompute.
+  const PeakCase& c = GetParam();
+  const ModelSpec model = Gpt32l(c.vocab, c.seq_len);
+  TrainingSpec training = MakeTraining(c.micro_batch, 8 * c.micro_batch * 2);
+  training.recompute = c.recompute;
+  const StrategySpec strategy = *ExpandStrategyPreset(c.preset, {.dp = 8}, 8);
+  const topology::ClusterSpec cluster = MakeCluster(1);
+
+  const int64_t s = c.seq_len, b = c.micro_batch, h = 4096, a = 32, layers = 32;
+  const int64_t sbh = s * b * h;
+  const int64_t full = 34 * sbh + 5 * a * s * s * b;
+  const int64_t kept = c.recompute == Recompute::kNone        ? full
+                       : c.recompute == Recompute::kSelective ? 34 * sbh
+                                                              : 2 * sbh;
+  const int64_t logits = 4 * sbh + 4 * s * b * c.vocab;
+  const int64_t want = layers * kept + sbh + std::max(logits, full - kept);
+
+  const Plan plan = *Analyze(model, training, strategy, cluster);
+  EXPECT_EQ(plan.largest().memory.activations.count(), want);
+  StatusOr<std::vector<Schedule>> out = BuildSchedules(model, training, strategy, cluster);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const ActivationPeak peak = PeakOfActivations(out->front());
+  EXPECT_EQ(peak.total(), want);
+  // Checkpoints are kept only under full recompute, and all L are live at the peak.
+  EXPECT_EQ(peak.checkpoints, c.recompute == Recompute::kFull ? layers * kept : 0);
+}
+
+std::vector<PeakCase> PeakCases() {
+  std::vector<PeakCase> cases;
+  for (const char* preset : {"ddp", "fsdp"}) {
+    for (int64_t b : {1, 8}) {
+      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        for (int64_t vocab : {51200, 8}) {
+          for (int64_t seq_len : {2048, 512}) cases.push_back({preset, b, r, vocab, seq_len});
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedule, ActivationPeakTest, ::testing::ValuesIn(PeakCases()),
+                         [](const ::testing::TestParamInfo<PeakCase>& info) {
+                           const PeakCase& c = info.param;
+                           return fmt::format("{}_b{}_{}_v{}_s{}", c.preset, c.micro_batch,
+                                              RecomputeName(c.recompute), c.vocab, c.seq_len);
+                         });
 
 TEST(Schedule, RefusesWhatItDoesNotGenerate) {
   Scenario s = Make("ddp", 8, 1);
