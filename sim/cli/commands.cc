@@ -22,7 +22,9 @@
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "sim/cli/cli_common.h"
 #include "sim/cli/compare.h"
+#include "sim/cli/search.h"
 #include "sim/cli/sweep.h"
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
@@ -56,6 +58,9 @@ constexpr const char* kUsage =
     "  merge FILE...       join the JSON outputs of sharded sweeps\n"
     "  compare BASELINE.json CURRENT.json [--threshold 2%]\n"
     "                      per-metric deltas; exit 1 when any regresses\n"
+    "  search SCENARIO     the best strategies for the model and cluster that fit memory:\n"
+    "                      every mesh, ZeRO/FSDP/offload choice, micro-batch, recompute and\n"
+    "                      pipeline schedule screened analytically, the best simulated\n"
     "  topology SCENARIO   the cluster graph: GPUs, links by kind, injection and bisection\n"
     "                      bandwidth; --dot FILE writes it for Graphviz\n"
     "  presets             every built-in hardware, node, model and strategy preset\n"
@@ -66,21 +71,6 @@ constexpr const char* kUsage =
     "\n"
     "Exit codes: 0 ok; 1 a regression (compare); 2 bad input; 3 the strategy is incorrect\n"
     "(analyze).\n";
-
-// Prints a failed Status: "placesim: [CONTEXT: ]first line", then the other lines indented.
-// Scenario errors already start with the file's name, so they pass an empty context.
-int ReportError(std::ostream& err, const std::string& context, const Status& status) {
-  err << "placesim: ";
-  if (!context.empty()) err << context << ": ";
-  std::istringstream lines(status.message());
-  std::string line;
-  bool first = true;
-  while (std::getline(lines, line)) {
-    err << (first ? "" : "  ") << line << "\n";
-    first = false;
-  }
-  return status.code() == StatusCode::kInternal ? kExitFailure : kExitBadInput;
-}
 
 // Common options of commands that read a scenario.
 struct ScenarioArgs {
@@ -97,21 +87,6 @@ void AddScenarioOptions(po::options_description& desc, ScenarioArgs& a) {
       "FIELD.PATH=VALUE: override any scalar scenario field, e.g. cluster.nodes=32 "
       "(repeatable)")("format", po::value<std::string>(&a.format)->default_value("table"),
                       ("output format: " + JoinNames(a.formats)).c_str());
-}
-
-// Parses `args` into `vm`; on failure prints the problem and returns false.
-bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
-               const po::options_description& desc, const po::positional_options_description& pos,
-               po::variables_map& vm, std::ostream& err) {
-  try {
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    err << "placesim " << command << ": " << e.what() << "\n"
-        << "run `placesim " << command << " --help` for its options\n";
-    return false;
-  }
-  return true;
 }
 
 // Parses a rank list such as "0-7,64" into sorted, distinct ranks below `world`.
@@ -150,23 +125,6 @@ StatusOr<std::vector<int64_t>> ParseRankList(std::string_view text, int64_t worl
   return ranks;
 }
 
-// True when the arguments ask for help; checked before parsing so that `--help` works even
-// without the required positional arguments.
-bool WantsHelp(const std::vector<std::string>& args) {
-  return std::find(args.begin(), args.end(), "--help") != args.end() ||
-         std::find(args.begin(), args.end(), "-h") != args.end();
-}
-
-bool CheckFormat(const std::string& command, const std::string& format,
-                 const std::vector<std::string>& allowed, std::ostream& err) {
-  for (const auto& f : allowed) {
-    if (f == format) return true;
-  }
-  err << "placesim " << command << ": --format: \"" << format
-      << "\": unknown format; valid: " << JoinNames(allowed) << "\n";
-  return false;
-}
-
 // The shared front of every command that reads a scenario: --help, parsing (the scenario is
 // the one positional argument) and the --format check. Returns the exit code when the
 // command should stop here, nothing when it should go on.
@@ -180,34 +138,9 @@ std::optional<int> ParseScenarioCommand(const std::string& command,
   }
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  po::variables_map vm;
-  if (!ParseArgs(command, args, desc, pos, vm, err)) return kExitBadInput;
-  if (!CheckFormat(command, a.format, a.formats, err)) return kExitBadInput;
+  if (!ParseArgs(command, args, desc, pos, err)) return kExitBadInput;
+  if (!CheckChoice(command, "format", a.format, a.formats, err)) return kExitBadInput;
   return std::nullopt;
-}
-
-// Writes `content` to `path` through a temporary file and a rename, so a failed run never
-// leaves a half-written file behind.
-Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return InvalidArgumentError(fmt::format("cannot write \"{}\"", tmp));
-    f << content;
-    f.flush();
-    if (!f) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return InvalidArgumentError(fmt::format("failed writing \"{}\"", tmp));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return InvalidArgumentError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
-  }
-  return OkStatus();
 }
 
 // ------------------------------------------------------------------------------- analyze
@@ -224,7 +157,7 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
   StatusOr<strategies::Plan> plan = strategies::Analyze(scenario->model, scenario->training,
                                                         scenario->strategy, scenario->cluster);
-  if (!plan.ok()) return ReportError(err, a.path, plan.status());
+  if (!plan.ok()) return ReportError(err, "analyze", plan.status());
 
   if (a.format == "json") {
     out << strategies::FormatPlanJson(*plan) << "\n";
@@ -415,7 +348,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
   StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
-  if (!cluster.ok()) return ReportError(err, a.path, cluster.status());
+  if (!cluster.ok()) return ReportError(err, "simulate", cluster.status());
   ExecutorOptions options = ExecutorOptionsFromSettings(scenario->simulation);
   if (network == "flow") options.network = NetworkModel::kFlow;
   if (network == "analytic") options.network = NetworkModel::kAnalytic;
@@ -434,12 +367,12 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   StatusOr<SimResult> result =
       SimulateStep(*cluster, scenario->model, scenario->training, scenario->strategy, options);
-  if (!result.ok()) return ReportError(err, a.path, result.status());
+  if (!result.ok()) return ReportError(err, "simulate", result.status());
   if (writer) {
     Status finished = writer->Finish();
-    if (!finished.ok()) return ReportError(err, "--trace", finished);
+    if (!finished.ok()) return ReportError(err, "simulate --trace", finished);
     Status written = WriteFileAtomically(trace_path, trace_text.str());
-    if (!written.ok()) return ReportError(err, "--trace", written);
+    if (!written.ok()) return ReportError(err, "simulate --trace", written);
   }
   if (a.format == "json") {
     out << SimulationJson(*result).dump(2) << "\n";
@@ -502,13 +435,13 @@ int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostre
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
   StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
-  if (!cluster.ok()) return ReportError(err, a.path, cluster.status());
+  if (!cluster.ok()) return ReportError(err, "topology", cluster.status());
 
   if (!dot.empty()) {
     std::ostringstream graph;
     topology::WriteDot(*cluster, graph);
     Status written = WriteFileAtomically(dot, graph.str());
-    if (!written.ok()) return ReportError(err, "--dot", written);
+    if (!written.ok()) return ReportError(err, "topology --dot", written);
   }
   if (a.format == "json") {
     out << TopologyJson(topology::ComputeTopologyStats(*cluster)).dump(2) << "\n";
@@ -525,14 +458,13 @@ int Presets(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   desc.add_options()("help,h", "show this help")(
       "format", po::value<std::string>(&format)->default_value("table"),
       "output format: table or json");
-  po::positional_options_description pos;
-  po::variables_map vm;
-  if (!ParseArgs("presets", args, desc, pos, vm, err)) return kExitBadInput;
-  if (vm.count("help")) {
+  if (WantsHelp(args)) {
     out << desc << "\n";
     return kExitOk;
   }
-  if (!CheckFormat("presets", format, {"table", "json"}, err)) return kExitBadInput;
+  po::positional_options_description pos;
+  if (!ParseArgs("presets", args, desc, pos, err)) return kExitBadInput;
+  if (!CheckChoice("presets", "format", format, {"table", "json"}, err)) return kExitBadInput;
 
   struct Entry {
     std::string name, description, source;
@@ -606,9 +538,9 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   using Handler = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
   static constexpr std::pair<const char*, Handler> kCommands[] = {
-      {"analyze", &Analyze}, {"simulate", &Simulate},  {"sweep", &RunSweep},
-      {"merge", &RunMerge},  {"compare", &RunCompare}, {"topology", &Topology},
-      {"presets", &Presets},
+      {"analyze", &Analyze},   {"simulate", &Simulate},  {"sweep", &RunSweep},
+      {"merge", &RunMerge},    {"compare", &RunCompare}, {"search", &RunSearch},
+      {"topology", &Topology}, {"presets", &Presets},
   };
   for (const auto& [name, handler] : kCommands) {
     if (command == name) return handler(rest, out, err);

@@ -23,6 +23,7 @@
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
 
 namespace placesim::sim {
@@ -196,31 +197,19 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ost
       "relative change that counts, as a percentage (e.g. 0.5%)")(
       "format", po::value<std::string>(&format)->default_value("table"),
       "output format: table or json");
-  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
-      std::find(args.begin(), args.end(), "-h") != args.end()) {
+  if (WantsHelp(args)) {
     out << desc << "\n";
     return kExitOk;
   }
   po::positional_options_description pos;
   pos.add("file", -1);
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    err << "placesim compare: " << e.what() << "\n"
-        << "run `placesim compare --help` for its options\n";
-    return kExitBadInput;
-  }
+  if (!ParseArgs("compare", args, desc, pos, err)) return kExitBadInput;
   if (files.size() != 2) {
     err << "placesim compare: expected BASELINE.json CURRENT.json, got " << files.size()
         << " file(s)\n";
     return kExitBadInput;
   }
-  if (format != "table" && format != "json") {
-    err << "placesim compare: --format: \"" << format << "\": unknown format; valid: table, json\n";
-    return kExitBadInput;
-  }
+  if (!CheckChoice("compare", "format", format, {"table", "json"}, err)) return kExitBadInput;
   StatusOr<double> threshold = ParseThreshold(threshold_text);
   if (!threshold.ok()) {
     err << "placesim compare: " << threshold.status().message() << "\n";

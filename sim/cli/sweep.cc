@@ -29,6 +29,7 @@
 #include "base/errors.h"
 #include "base/status.h"
 #include "base/units.h"
+#include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
@@ -254,45 +255,6 @@ struct SweepArgs {
   std::string format = "table";
 };
 
-bool WantsHelp(const std::vector<std::string>& args) {
-  return std::find(args.begin(), args.end(), "--help") != args.end() ||
-         std::find(args.begin(), args.end(), "-h") != args.end();
-}
-
-bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
-               const po::options_description& desc, const po::positional_options_description& pos,
-               std::ostream& err) {
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    err << "placesim " << command << ": " << e.what() << "\n"
-        << "run `placesim " << command << " --help` for its options\n";
-    return false;
-  }
-  return true;
-}
-
-bool CheckChoice(const std::string& command, const std::string& flag, const std::string& value,
-                 const std::vector<std::string>& allowed, std::ostream& err) {
-  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
-  err << "placesim " << command << ": --" << flag << ": \"" << value
-      << "\": unknown value; valid: " << JoinNames(allowed) << "\n";
-  return false;
-}
-
-void PrintError(std::ostream& err, const std::string& command, const std::string& message) {
-  err << "placesim " << command << ": ";
-  std::istringstream lines(message);
-  std::string line;
-  bool first = true;
-  while (std::getline(lines, line)) {
-    err << (first ? "" : "  ") << line << "\n";
-    first = false;
-  }
-}
-
 // ------------------------------------------------------------------------ points
 struct PointContext {
   const ScenarioDocument* base = nullptr;
@@ -517,13 +479,6 @@ std::string RenderTable(const Json& doc) {
   return out;
 }
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 std::string CsvCell(const Json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return CsvField(v.get<std::string>());
@@ -688,13 +643,13 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostre
   StatusOr<ScenarioDocument> base = ScenarioDocument::ReadFile(a.path);
   if (!base.ok()) {
     errors.AddLine(base.status().message());
-    PrintError(err, "sweep", "bad input:\n" + errors.ToStatus().message());
+    PrintMessage(err, "sweep", "bad input:\n" + errors.ToStatus().message());
     return kExitBadInput;
   }
   Status set = base->ApplyOverrides(a.sets);
   if (!set.ok()) {
     errors.AddLine("bad --set override:\n" + set.message());
-    PrintError(err, "sweep", "bad input:\n" + errors.ToStatus().message());
+    PrintMessage(err, "sweep", "bad input:\n" + errors.ToStatus().message());
     return kExitBadInput;
   }
   std::vector<std::string> seen;
@@ -720,7 +675,7 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
   }
   if (!errors.empty()) {
-    PrintError(err, "sweep", "bad input:\n" + errors.ToStatus().message());
+    PrintMessage(err, "sweep", "bad input:\n" + errors.ToStatus().message());
     return kExitBadInput;
   }
 
@@ -834,7 +789,7 @@ int RunMerge(const std::vector<std::string>& args, std::ostream& out, std::ostre
     inputs.push_back({path, std::move(doc)});
   }
   if (!errors.empty()) {
-    PrintError(err, "merge", "bad input:\n" + errors.ToStatus().message());
+    PrintMessage(err, "merge", "bad input:\n" + errors.ToStatus().message());
     return kExitBadInput;
   }
 
@@ -843,8 +798,9 @@ int RunMerge(const std::vector<std::string>& args, std::ostream& out, std::ostre
   const int64_t total = first.doc["total_points"].get<int64_t>();
   const int64_t count = first.doc["shard"]["count"].get<int64_t>();
   if (total < 0 || total > kMaxSweepPoints || count < 1 || count > kMaxSweepPoints) {
-    PrintError(err, "merge",
-               fmt::format("{}: {} points in {} shards is out of range", first.path, total, count));
+    PrintMessage(
+        err, "merge",
+        fmt::format("{}: {} points in {} shards is out of range", first.path, total, count));
     return kExitBadInput;
   }
   std::vector<const Input*> by_shard(static_cast<size_t>(count), nullptr);
@@ -889,7 +845,7 @@ int RunMerge(const std::vector<std::string>& args, std::ostream& out, std::ostre
     errors.AddLine(fmt::format("missing shards: {}", JoinNames(missing)));
   }
   if (!errors.empty()) {
-    PrintError(err, "merge", "cannot merge:\n" + errors.ToStatus().message());
+    PrintMessage(err, "merge", "cannot merge:\n" + errors.ToStatus().message());
     return kExitBadInput;
   }
 
@@ -916,7 +872,7 @@ int RunMerge(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
   }
   if (!errors.empty()) {
-    PrintError(err, "merge", "cannot merge:\n" + errors.ToStatus().message());
+    PrintMessage(err, "merge", "cannot merge:\n" + errors.ToStatus().message());
     return kExitBadInput;
   }
 

@@ -157,7 +157,7 @@ TEST(Cli, UnknownCommandListsTheValidOnes) {
   Result r = RunPlacesim({"simulat"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("unknown command \"simulat\"; valid: analyze, simulate, sweep, "
-                               "merge, compare, topology, presets"));
+                               "merge, compare, search, topology, presets"));
   EXPECT_EQ(RunPlacesim({}).code, kExitBadInput);
   EXPECT_EQ(RunPlacesim({"--help"}).code, kExitOk);
 }

@@ -1,0 +1,95 @@
+#include "sim/cli/cli_common.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "base/errors.h"
+
+namespace placesim::sim {
+
+namespace po = boost::program_options;
+
+bool WantsHelp(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--help") != args.end() ||
+         std::find(args.begin(), args.end(), "-h") != args.end();
+}
+
+bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
+               const po::options_description& desc, const po::positional_options_description& pos,
+               std::ostream& err, po::variables_map* vm) {
+  po::variables_map local;
+  po::variables_map& target = vm ? *vm : local;
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(pos).run(), target);
+    po::notify(target);
+  } catch (const po::error& e) {
+    err << "placesim " << command << ": " << e.what() << "\n"
+        << "run `placesim " << command << " --help` for its options\n";
+    return false;
+  }
+  return true;
+}
+
+bool CheckChoice(const std::string& command, const std::string& flag, const std::string& value,
+                 const std::vector<std::string>& allowed, std::ostream& err) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
+  err << "placesim " << command << ": --" << flag << ": \"" << value
+      << "\": unknown value; valid: " << JoinNames(allowed) << "\n";
+  return false;
+}
+
+void PrintMessage(std::ostream& err, const std::string& prefix, const std::string& message) {
+  std::istringstream lines(message);
+  std::string line;
+  bool first = true;
+  while (std::getline(lines, line)) {
+    if (first) {
+      err << "placesim" << (prefix.empty() ? "" : " " + prefix) << ": ";
+    } else {
+      err << "  ";
+    }
+    err << line << "\n";
+    first = false;
+  }
+}
+
+int ReportError(std::ostream& err, const std::string& prefix, const Status& status) {
+  PrintMessage(err, prefix, status.message());
+  return status.code() == StatusCode::kInternal ? 1 : 2;
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return InvalidArgumentError(fmt::format("cannot write \"{}\"", tmp));
+    f << content;
+    f.flush();
+    if (!f) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      return InvalidArgumentError(fmt::format("failed writing \"{}\"", tmp));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return InvalidArgumentError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
+  }
+  return OkStatus();
+}
+
+}  // namespace placesim::sim

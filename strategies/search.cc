@@ -1,0 +1,587 @@
+// Strategy search, tier 1 (see search.h for the space, the pruning rule and the estimate).
+//
+// Work is split into structures (mesh, schedule, virtual stages, sequence parallelism,
+// preset); the micro-batch and recompute loops of one structure run on one thread so the
+// pruning state (the smallest micro-batch that failed, per recompute policy) stays local.
+#include "strategies/search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <thread>
+
+#include "base/errors.h"
+#include "strategies/model.h"
+#include "strategies/plan.h"
+#include "strategies/presets.h"
+
+namespace placesim::strategies {
+namespace {
+
+using topology::Axis;
+using topology::MeshShape;
+
+constexpr std::string_view kFields[] = {"strategy.dp",
+                                        "strategy.tp",
+                                        "strategy.pp",
+                                        "strategy.cp",
+                                        "strategy.ep",
+                                        "strategy.preset",
+                                        "training.micro_batch",
+                                        "training.recompute",
+                                        "training.sequence_parallel",
+                                        "training.pipeline_schedule",
+                                        "training.virtual_stages"};
+
+// Rank of a recompute policy by the activation memory it keeps (full keeps the least).
+int MemoryRank(Recompute r) {
+  switch (r) {
+    case Recompute::kFull:
+      return 0;
+    case Recompute::kSelective:
+      return 1;
+    case Recompute::kNone:
+      return 2;
+  }
+  return 2;
+}
+
+std::vector<int> Divisors(int64_t n) {
+  std::vector<int> d;
+  for (int64_t i = 1; i <= n; ++i) {
+    if (n % i == 0) d.push_back(static_cast<int>(i));
+  }
+  return d;
+}
+
+std::string Normalize(std::string_view v) {
+  std::string s;
+  for (char c : v)
+    s += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+topology::DataType ComputeType(Precision p) {
+  switch (p) {
+    case Precision::kFp16Mixed:
+      return topology::DataType::kFp16;
+    case Precision::kFp8Mixed:
+      return topology::DataType::kFp8;
+    case Precision::kBf16Mixed:
+    case Precision::kBf16:
+      return topology::DataType::kBf16;
+  }
+  return topology::DataType::kBf16;
+}
+
+// Members of rank 0's group of `col` that share rank 0's node (ranks r < gpus_per_node).
+int64_t MembersOnFirstNode(const StrategySpec& s, const Collective& col, int gpus_per_node) {
+  const MeshShape& m = s.mesh;
+  const int64_t n = col.group_size;
+  std::vector<topology::MeshCoord> coords;
+  auto dp_coords = [&](int64_t count, int64_t step) {
+    for (int64_t k = 0; k < count; ++k) {
+      topology::MeshCoord c;
+      c.dp = static_cast<int>(k * step);
+      coords.push_back(c);
+    }
+  };
+  switch (col.axis) {
+    case Axis::kData:
+      if (n == int64_t{m.dp} * m.cp && m.cp > 1) {
+        for (int d = 0; d < m.dp; ++d) {
+          for (int c = 0; c < m.cp; ++c) coords.push_back({d, 0, 0, c, 0});
+        }
+      } else if (n == m.dp) {
+        dp_coords(n, 1);
+      } else if (s.shard_group_size > 0 && n == s.shard_group_size) {
+        dp_coords(n, 1);  // hybrid shard group: consecutive dp ranks
+      } else {
+        dp_coords(n, std::max<int64_t>(1, m.dp / std::max<int64_t>(n, 1)));  // replica groups
+      }
+      break;
+    case Axis::kExpert:
+      dp_coords(n, 1);
+      break;
+    case Axis::kTensor:
+    case Axis::kPipeline:
+    case Axis::kContext:
+      for (int64_t k = 0; k < n; ++k) {
+        topology::MeshCoord c;
+        (col.axis == Axis::kTensor     ? c.tp
+         : col.axis == Axis::kPipeline ? c.pp
+                                       : c.cp) = static_cast<int>(k);
+        coords.push_back(c);
+      }
+      break;
+  }
+  int64_t on_node = 0;
+  for (const auto& c : coords) {
+    if (CoordToRank(m, s.rank_order, c) < gpus_per_node) ++on_node;
+  }
+  return std::max<int64_t>(on_node, 1);
+}
+
+struct Links {
+  double nvlink = 0;  // bytes/s per GPU
+  double nic = 0;     // bytes/s per GPU
+  double nvlink_alpha = 0;
+  double nic_alpha = 0;
+};
+
+// Seconds of one call moving buffer `bytes` (see "collective" in search.h).
+double CallSeconds(CollectiveKind kind, int64_t n, int64_t l, double bytes, const Links& k) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double nic = k.nic > 0 ? k.nic : k.nvlink;
+  if (kind == CollectiveKind::kSendRecv) {
+    return l >= n ? bytes / k.nvlink + k.nvlink_alpha : bytes / nic + k.nic_alpha;
+  }
+  const double f = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
+  const int64_t nodes = (n + l - 1) / l;
+  if (nodes <= 1) {
+    return f * (n - 1) / n * bytes / k.nvlink + f * (n - 1) * k.nvlink_alpha;
+  }
+  return f * (l - 1) / l * bytes / k.nvlink + f * (nodes - 1) / (nodes * l) * bytes / nic +
+         f * (l - 1) * k.nvlink_alpha + f * (nodes - 1) * k.nic_alpha;
+}
+
+bool IsDataAxis(Axis a) { return a == Axis::kData || a == Axis::kContext; }
+
+// One unit of screening work: every micro-batch and recompute policy of one structure.
+struct Structure {
+  Candidate base;  // mesh, preset, schedule, v, sequence parallelism
+  int64_t order = 0;
+};
+
+struct StructureResult {
+  std::vector<ScreenedCandidate> feasible;
+  SearchStats stats;
+};
+
+StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base_training,
+                                const topology::ClusterSpec& cluster, const SearchSpace& space,
+                                const SearchOptions& options, const Structure& st) {
+  StructureResult r;
+  StatusOr<StrategySpec> strategy = CandidateStrategy(st.base, cluster);
+  if (!strategy.ok()) return r;
+  const int64_t dp = st.base.mesh.dp;
+  std::vector<int64_t> batches = space.micro_batches;
+  std::sort(batches.begin(), batches.end());
+  std::vector<Recompute> policies = space.recompute;
+  std::sort(policies.begin(), policies.end(),
+            [](Recompute a, Recompute b) { return MemoryRank(a) < MemoryRank(b); });
+  std::array<int64_t, 3> fail_at;  // by MemoryRank: the smallest micro-batch that did not fit
+  fail_at.fill(std::numeric_limits<int64_t>::max());
+  const int64_t per_structure = static_cast<int64_t>(space.recompute.size() * batches.size());
+  for (Recompute rc : policies) {
+    const int rank = MemoryRank(rc);
+    for (int64_t mb : batches) {
+      if (base_training.global_batch % (mb * dp) != 0) continue;
+      ++r.stats.candidates;
+      bool pruned = false;
+      for (int k = 0; k <= rank; ++k) pruned = pruned || fail_at[static_cast<size_t>(k)] <= mb;
+      if (pruned) {
+        ++r.stats.pruned;
+        continue;
+      }
+      Candidate c = st.base;
+      c.micro_batch = mb;
+      c.recompute = rc;
+      const auto rc_pos =
+          std::find(space.recompute.begin(), space.recompute.end(), rc) - space.recompute.begin();
+      const auto mb_pos = std::find(space.micro_batches.begin(), space.micro_batches.end(), mb) -
+                          space.micro_batches.begin();
+      c.order = st.order * per_structure +
+                static_cast<int64_t>(rc_pos) * static_cast<int64_t>(batches.size()) + mb_pos;
+      const TrainingSpec training = CandidateTraining(c, base_training);
+      ++r.stats.analyzed;
+      StatusOr<Plan> plan = Analyze(model, training, *strategy, cluster, options.analyze);
+      if (!plan.ok()) {
+        ++r.stats.rejected;
+        continue;
+      }
+      bool fits = true;
+      for (const auto& role : plan->roles) fits = fits && role.memory.fits;
+      if (!fits) {
+        fail_at[static_cast<size_t>(rank)] = std::min(fail_at[static_cast<size_t>(rank)], mb);
+        ++r.stats.rejected;
+        continue;
+      }
+      if (!plan->ok()) {
+        ++r.stats.rejected;
+        continue;
+      }
+      ScreenedCandidate s;
+      s.candidate = std::move(c);
+      s.estimate =
+          EstimateStep(model, training, *strategy, cluster, *plan, options.gradient_bucket);
+      s.memory = plan->largest().memory.total;
+      s.capacity = plan->largest().memory.capacity;
+      r.feasible.push_back(std::move(s));
+      ++r.stats.feasible;
+    }
+  }
+  return r;
+}
+
+// Every structure of the space, in preference order.
+std::vector<Structure> Structures(const ModelSpec& model, const topology::ClusterSpec& cluster,
+                                  const SearchSpace& space) {
+  const TransformerSpec& t = model.transformer;
+  const int64_t world = int64_t{cluster.nodes} * cluster.node.gpus;
+  auto has = [](const auto& list, const auto& v) {
+    return std::find(list.begin(), list.end(), v) != list.end();
+  };
+  std::vector<Structure> out;
+  for (int tp : space.tp) {
+    for (int pp : space.pp) {
+      for (int cp : space.cp) {
+        const int64_t inner = int64_t{tp} * pp * cp;
+        if (world % inner != 0 || !has(space.dp, static_cast<int>(world / inner))) continue;
+        const int dp = static_cast<int>(world / inner);
+        for (int ep : space.ep) {
+          if (dp % ep != 0) continue;
+          const MeshShape mesh{dp, tp, pp, cp, ep};
+          // Pipeline schedules: one (1F1B, or GPipe when 1F1B is excluded) without pipelining.
+          std::vector<std::pair<PipelineSchedule, int>> schedules;
+          if (pp == 1) {
+            if (!has(space.virtual_stages, 1)) continue;
+            if (has(space.schedules, PipelineSchedule::k1F1B)) {
+              schedules.push_back({PipelineSchedule::k1F1B, 1});
+            } else if (has(space.schedules, PipelineSchedule::kGpipe)) {
+              schedules.push_back({PipelineSchedule::kGpipe, 1});
+            }
+          } else {
+            for (PipelineSchedule s : space.schedules) {
+              for (int v : space.virtual_stages) {
+                if ((s == PipelineSchedule::kInterleaved1F1B) != (v > 1)) continue;
+                if (t.layers % (int64_t{pp} * v) != 0) continue;
+                schedules.push_back({s, v});
+              }
+            }
+          }
+          std::vector<bool> sps = {false};
+          if (tp > 1) sps = space.sequence_parallel;
+          for (const auto& [schedule, v] : schedules) {
+            for (bool sp : sps) {
+              for (const std::string& preset : space.presets) {
+                // One data-parallel rank: every preset places the states the same way.
+                if (int64_t{dp} * cp == 1 && preset != space.presets.front()) continue;
+                if (preset == "fsdp-hybrid") {
+                  StatusOr<StrategySpec> s = ExpandStrategyPreset(preset, mesh, cluster.node.gpus);
+                  if (!s.ok() || s->shard_group_size <= 0 || s->shard_group_size >= dp) continue;
+                }
+                Structure st;
+                st.base.mesh = mesh;
+                st.base.preset = preset;
+                st.base.schedule = schedule;
+                st.base.virtual_stages = v;
+                st.base.sequence_parallel = sp;
+                st.order = static_cast<int64_t>(out.size());
+                out.push_back(std::move(st));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+template <typename T, typename F>
+std::string JoinValues(const std::vector<T>& values, F name) {
+  std::vector<std::string> names;
+  for (const auto& v : values) names.push_back(name(v));
+  return JoinNames(names);
+}
+
+}  // namespace
+
+const char* CostPartName(CostPart p) {
+  switch (p) {
+    case CostPart::kCompute:
+      return "compute";
+    case CostPart::kRecompute:
+      return "recompute FLOPs";
+    case CostPart::kBubble:
+      return "pipeline bubble";
+    case CostPart::kDataParallel:
+      return "exposed dp communication";
+    case CostPart::kTensorParallel:
+      return "tp communication";
+    case CostPart::kPipelineP2p:
+      return "pp send/recv";
+    case CostPart::kContextParallel:
+      return "cp ring attention";
+    case CostPart::kExpertParallel:
+      return "ep all-to-all";
+    case CostPart::kOffload:
+      return "offload copies and host optimizer";
+  }
+  return "unknown";
+}
+
+SearchSpace DefaultSearchSpace(const ModelSpec& model, const TrainingSpec& training,
+                               const topology::ClusterSpec& cluster) {
+  const TransformerSpec& t = model.transformer;
+  const int64_t world = int64_t{cluster.nodes} * cluster.node.gpus;
+  const int64_t kv = t.kv_heads > 0 ? t.kv_heads : t.heads;
+  SearchSpace s;
+  for (int d : Divisors(world)) {
+    s.dp.push_back(d);
+    if (t.heads % d == 0 && kv % d == 0 && d <= cluster.node.gpus && cluster.node.gpus % d == 0) {
+      s.tp.push_back(d);
+    }
+    if (t.layers % d == 0) s.pp.push_back(d);
+    if (t.seq_len % d == 0) s.cp.push_back(d);
+    if (t.experts > 1 && t.experts % d == 0) s.ep.push_back(d);
+  }
+  if (s.ep.empty()) s.ep = {1};
+  s.presets = {"ddp", "zero1", "zero2", "zero3", "fsdp-hybrid", "zero-offload"};
+  for (int64_t mb : {16, 8, 4, 2, 1}) {
+    if (training.global_batch % mb == 0) s.micro_batches.push_back(mb);
+  }
+  s.recompute = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  s.sequence_parallel = {true};
+  s.schedules = {PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B,
+                 PipelineSchedule::kGpipe};
+  s.virtual_stages = {1, 2, 4};
+  return s;
+}
+
+std::vector<std::string> SearchFieldNames() {
+  return std::vector<std::string>(std::begin(kFields), std::end(kFields));
+}
+
+Status FixSearchField(std::string_view field, std::string_view value, SearchSpace* space) {
+  const std::string v = Normalize(value);
+  auto bad = [&](const std::string& valid) {
+    return InvalidArgumentError(
+        fmt::format("--fix {}={}: not in the search space; valid: {}", field, value, valid));
+  };
+  auto fix_int = [&](auto& list) -> Status {
+    using T = typename std::decay_t<decltype(list)>::value_type;
+    int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    const bool parsed = ec == std::errc() && ptr == v.data() + v.size();
+    if (!parsed || std::find(list.begin(), list.end(), static_cast<T>(n)) == list.end()) {
+      return bad(JoinValues(list, [](T x) { return std::to_string(x); }));
+    }
+    list = {static_cast<T>(n)};
+    return OkStatus();
+  };
+  if (field == "strategy.dp") return fix_int(space->dp);
+  if (field == "strategy.tp") return fix_int(space->tp);
+  if (field == "strategy.pp") return fix_int(space->pp);
+  if (field == "strategy.cp") return fix_int(space->cp);
+  if (field == "strategy.ep") return fix_int(space->ep);
+  if (field == "training.micro_batch") return fix_int(space->micro_batches);
+  if (field == "training.virtual_stages") return fix_int(space->virtual_stages);
+  if (field == "strategy.preset") {
+    if (std::find(space->presets.begin(), space->presets.end(), v) == space->presets.end()) {
+      return bad(JoinNames(space->presets));
+    }
+    space->presets = {v};
+    return OkStatus();
+  }
+  if (field == "training.recompute") {
+    for (Recompute r : space->recompute) {
+      if (v == RecomputeName(r)) {
+        space->recompute = {r};
+        return OkStatus();
+      }
+    }
+    return bad(JoinValues(space->recompute, [](Recompute r) { return RecomputeName(r); }));
+  }
+  if (field == "training.pipeline_schedule") {
+    for (PipelineSchedule s : space->schedules) {
+      if (v == PipelineScheduleName(s) ||
+          (v == "interleaved" && s == PipelineSchedule::kInterleaved1F1B)) {
+        space->schedules = {s};
+        return OkStatus();
+      }
+    }
+    return bad(
+        JoinValues(space->schedules, [](PipelineSchedule s) { return PipelineScheduleName(s); }));
+  }
+  if (field == "training.sequence_parallel") {
+    if (v != "true" && v != "false") return bad("true, false");
+    space->sequence_parallel = {v == "true"};
+    return OkStatus();
+  }
+  return InvalidArgumentError(fmt::format("--fix {}={}: unknown field; valid: {}", field, value,
+                                          JoinNames(SearchFieldNames())));
+}
+
+std::string CandidateLabel(const Candidate& c) {
+  std::string s =
+      fmt::format("{} dp{} tp{} pp{} cp{}", c.preset, c.mesh.dp, c.mesh.tp, c.mesh.pp, c.mesh.cp);
+  if (c.mesh.ep > 1) s += fmt::format(" ep{}", c.mesh.ep);
+  s += fmt::format(" mb{} recompute={}", c.micro_batch, RecomputeName(c.recompute));
+  if (c.sequence_parallel) s += " sp";
+  if (c.mesh.pp > 1) {
+    s += fmt::format(" {}", PipelineScheduleName(c.schedule));
+    if (c.virtual_stages > 1) s += fmt::format(" v{}", c.virtual_stages);
+  }
+  return s;
+}
+
+StatusOr<StrategySpec> CandidateStrategy(const Candidate& c, const topology::ClusterSpec& cluster) {
+  return ExpandStrategyPreset(c.preset, c.mesh, std::max(1, cluster.node.gpus));
+}
+
+TrainingSpec CandidateTraining(const Candidate& c, const TrainingSpec& base) {
+  TrainingSpec t = base;
+  t.micro_batch = c.micro_batch;
+  t.recompute = c.recompute;
+  t.sequence_parallel = c.sequence_parallel && c.mesh.tp > 1;
+  t.pipeline_schedule = c.schedule;
+  t.virtual_stages = c.virtual_stages;
+  return t;
+}
+
+StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
+                          const StrategySpec& strategy, const topology::ClusterSpec& cluster,
+                          const Plan& plan, Bytes gradient_bucket) {
+  const topology::NodeSpec& node = cluster.node;
+  const double world = static_cast<double>(strategy.mesh.world());
+  const double peak = node.gpu.Peak(ComputeType(training.precision)).per_second();
+  const double rate = peak * (node.gpu.matmul_efficiency > 0 ? node.gpu.matmul_efficiency : 1.0);
+  const double hw_flops =
+      MegatronFlopsPerIteration(model.transformer, training.global_batch, plan.effective_recompute)
+          .count() /
+      world;
+  const double model_flops =
+      MegatronFlopsPerIteration(model.transformer, training.global_batch, Recompute::kNone)
+          .count() /
+      world;
+  const double t_compute = hw_flops / rate;
+  const double t_model = model_flops / rate;
+  const double t_bubble = t_compute * plan.bubble_fraction;
+  Links links;
+  links.nvlink = node.nvlink_bandwidth.bytes_per_second();
+  links.nic = node.gpus > 0 ? node.nics * node.nic_bandwidth.bytes_per_second() / node.gpus : 0;
+  links.nvlink_alpha = node.nvlink_latency.ToSeconds();
+  links.nic_alpha = node.nic_latency.ToSeconds();
+  if (links.nvlink <= 0) links.nvlink = links.nic > 0 ? links.nic : 1;
+  const double bucket = static_cast<double>(gradient_bucket.count());
+
+  StepEstimate best_role;
+  double best_total = -1;
+  for (const RankRole& role : plan.roles) {
+    double dp_grads = 0, dp_params = 0, dp_tail = 0, tp = 0, pp = 0, cp = 0, ep = 0;
+    for (const Collective& col : role.collectives) {
+      const int64_t l = MembersOnFirstNode(strategy, col, std::max(1, node.gpus));
+      const double s = static_cast<double>(col.buffer_bytes.count());
+      const double t = CallSeconds(col.kind, col.group_size, l, s, links) * col.count;
+      if (col.axis == Axis::kContext && col.state == State::kActivations) {
+        cp += t;
+      } else if (IsDataAxis(col.axis)) {
+        (col.state == State::kParams ? dp_params : dp_grads) += t;
+        dp_tail += CallSeconds(col.kind, col.group_size, l, std::min(s, bucket), links);
+      } else if (col.axis == Axis::kTensor) {
+        tp += t;
+      } else if (col.axis == Axis::kPipeline) {
+        pp += t;
+      } else {
+        ep += t;
+      }
+    }
+    // Gradient collectives hide under backward; parameter gathers under forward and backward.
+    const double backward = t_compute - t_model / 3;
+    const double window = dp_params > 0 ? t_compute : backward;
+    const double dp = std::max(0.0, dp_grads + dp_params - window) + dp_tail;
+    double offload = 0;
+    const double pcie = node.pcie_bandwidth.bytes_per_second();
+    if (pcie > 0) offload += static_cast<double>(role.copy_bytes.count()) / pcie;
+    const double host_bw = node.host_memory_bandwidth.bytes_per_second() / std::max(1, node.gpus);
+    const Bytes offloaded = role.memory.offloaded_host + role.memory.offloaded_nvme;
+    if (host_bw > 0) offload += 2.0 * static_cast<double>(offloaded.count()) / host_bw;
+
+    StepEstimate e;
+    const double parts[kNumCostParts] = {t_model, t_compute - t_model, t_bubble, dp, tp, pp, cp, ep,
+                                         offload};
+    double total = 0;
+    for (int i = 0; i < kNumCostParts; ++i) {
+      e.parts[static_cast<size_t>(i)] = Seconds(parts[i]);
+      total += parts[i];
+    }
+    e.total = Seconds(total);
+    e.mfu = total > 0 && peak > 0 ? model_flops / (total * peak) : 0;
+    if (total > best_total) {
+      best_total = total;
+      best_role = e;
+    }
+  }
+  return best_role;
+}
+
+std::string DominantCostVsBest(const StepEstimate& row, const StepEstimate& best) {
+  int worst = -1;
+  Duration excess = Duration::Zero();
+  for (int i = 0; i < kNumCostParts; ++i) {
+    const Duration d = row.parts[static_cast<size_t>(i)] - best.parts[static_cast<size_t>(i)];
+    if (d > excess) {
+      excess = d;
+      worst = i;
+    }
+  }
+  if (worst < 0 || best.total <= Duration::Zero()) return "no part above the best";
+  return fmt::format("+{:.1f}% {}", 100.0 * (excess / best.total),
+                     CostPartName(static_cast<CostPart>(worst)));
+}
+
+StatusOr<SearchResult> ScreenCandidates(const ModelSpec& model, const TrainingSpec& training,
+                                        const topology::ClusterSpec& cluster,
+                                        const SearchSpace& space, const SearchOptions& options) {
+  if (!model.has_architecture()) {
+    return InvalidArgumentError(
+        "model: search needs a transformer architecture (layers, hidden, heads, ...), not a bare "
+        "parameter count");
+  }
+  if (cluster.nodes < 1 || cluster.node.gpus < 1) {
+    return InvalidArgumentError("cluster: search needs at least one GPU");
+  }
+  if (cluster.node.gpu.Peak(ComputeType(training.precision)) <= FlopRate::Zero()) {
+    return InvalidArgumentError(
+        fmt::format("cluster.node.gpu: no peak rate for precision {}; the estimate needs it",
+                    PrecisionName(training.precision)));
+  }
+  const std::vector<Structure> structures = Structures(model, cluster, space);
+  std::vector<StructureResult> results(structures.size());
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    for (size_t i = next.fetch_add(1); i < structures.size(); i = next.fetch_add(1)) {
+      results[i] = ScreenStructure(model, training, cluster, space, options, structures[i]);
+    }
+  };
+  const size_t threads = std::max<size_t>(
+      1, std::min<size_t>(static_cast<size_t>(std::max(1, options.jobs)), structures.size()));
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  work();
+  for (auto& w : workers) w.join();
+
+  SearchResult out;
+  for (auto& r : results) {
+    out.stats.candidates += r.stats.candidates;
+    out.stats.analyzed += r.stats.analyzed;
+    out.stats.pruned += r.stats.pruned;
+    out.stats.rejected += r.stats.rejected;
+    out.stats.feasible += r.stats.feasible;
+    for (auto& s : r.feasible) out.feasible.push_back(std::move(s));
+  }
+  std::sort(out.feasible.begin(), out.feasible.end(),
+            [](const ScreenedCandidate& a, const ScreenedCandidate& b) {
+              if (a.estimate.total != b.estimate.total) return a.estimate.total < b.estimate.total;
+              return a.candidate.order < b.candidate.order;
+            });
+  return out;
+}
+
+}  // namespace placesim::strategies

@@ -1,0 +1,203 @@
+// Strategy search, tier 1: enumerate the parallel strategies of a model on a cluster and
+// screen every one with the analytic plan (Analyze) and an analytic step-time estimate.
+// `placesim search` (sim/cli/search.h) ranks the survivors and simulates the best of them.
+//
+// The space. A candidate is a mesh dp·tp·pp·cp = world (ep inside dp for MoE models), a
+// data-parallel preset, a micro-batch size, a recompute policy, sequence parallelism and a
+// pipeline schedule (with its virtual stages). DefaultSearchSpace lists the values of each
+// knob; FixSearchField pins one (`--fix`). A combination is a candidate when
+//   tp | heads, tp | kv_heads, tp | gpus_per_node (tensor parallelism stays inside a node),
+//   layers % (pp·v) == 0, cp | seq_len, ep | dp and ep | experts,
+//   (micro_batch·dp) | global_batch,
+//   interleaved 1F1B ⇔ v > 1 and pp > 1 (pp = 1 takes one schedule: 1F1B, v = 1),
+//   sequence parallelism only with tp > 1,
+//   fsdp-hybrid only where it differs from zero3 (its shard group is smaller than dp), and
+//   with dp·cp = 1 only the first preset (a data-parallel group of one rank shards and
+//   offloads nothing, so every preset places the states the same way).
+//
+// Screening. A candidate survives when Analyze reports no correctness error and its largest
+// rank role fits in HBM. Analyze costs tens of microseconds, so candidates that are certain
+// not to fit are pruned without it: activation memory grows with the micro-batch and with
+// weaker recompute (full < selective < none, Korthikanti et al. 2022 Table 2), while model
+// states, gather and staging buffers do not depend on either. Per-stage activations are
+// a_l(b)·min(c, m) with a_l(b) = b·a_l(1) the bytes of one layer for a micro-batch of b, c the
+// micro-batches a schedule keeps in flight and m = G/(b·dp): min(b·c, G/dp)·a_l(1), which is
+// non-decreasing in b for 1F1B, interleaved and GPipe alike. So once (r, b) does not fit,
+// every (r', b') with b' >= b and r' no more aggressive than r is skipped. Candidates are
+// enumerated per "structure" (mesh, schedule, virtual stages, preset) and structures are
+// screened on `jobs` threads; results are stored by index, so the output is the same for
+// every thread count.
+//
+// The estimate (per rank role; the slowest role is the step):
+//   compute   T_c = F_hw / world / (peak · matmul_efficiency), F_hw =
+//             MegatronFlopsPerIteration(model, global_batch, recompute) (Narayanan et al.
+//             2021 eq. 3: 72·B·s·l·h² (…) without recompute, 96 with full recompute), peak of
+//             the precision's compute type (bf16 for bf16 and bf16-mixed, fp16, fp8).
+//   bubble    T_c·β with β = (p−1)/m (1F1B, GPipe) or (p−1)/(v·m) (interleaved): the plan's
+//             bubble_fraction. This is the usual 1/(1 − b) scaling with b = (p−1)/(m+p−1),
+//             the idle fraction of the step: 1/(1 − b) = 1 + (p−1)/m.
+//   collective of N ranks, L of them per node on M = N/L nodes, buffer S, ring factor
+//             f = 2 (all-reduce) or 1 (reduce-scatter, all-gather, all-to-all):
+//               M = 1:  f(N−1)/N·S / B_nvlink + f(N−1)·α_nvlink
+//               M > 1:  f(L−1)/L·S / B_nvlink + f(M−1)/(M·L)·S / B_nic + f(L−1)·α_nvlink
+//                       + f(M−1)·α_nic       (two-level: only 1/L of the data crosses NICs)
+//             with B_nvlink the per-GPU NVLink bandwidth and B_nic = nics·nic_bandwidth/gpus,
+//             the NIC bandwidth per GPU; send/recv: S / B + α over NVLink when the whole
+//             group is on one node, else over the NIC; times count per step.
+//   overlap   tp collectives, pp send/recv, cp ring-attention send/recv and ep all-to-all are
+//             exposed (on the critical path of every layer; pp sends are small; ring attention
+//             can hide its passes under attention compute, so cp is a conservative bound).
+//             Data-parallel collectives (dp, and cp when it joins the dp group) run beside compute:
+//             gradient collectives during backward (T_c − T_fwd, T_fwd = model FLOPs / 3),
+//             parameter gathers during forward and backward (T_c); what exceeds that window is
+//             exposed, plus the last bucket (min(S, bucket)) of each collective, which nothing can
+//             hide.
+//   offload   offload copies over PCIe, exposed, plus the host optimizer step as a memory-bound
+//             pass: 2 × the offloaded bytes / (host memory bandwidth / gpus per node).
+//   total     T_c·(1 + β) + exposed dp + tp + pp + cp + ep + offload. The GPU optimizer update and
+//             kernel launch overheads are left out (the same for candidates of one mesh).
+//   MFU       model FLOPs (72 coefficient, no recompute) / world / (total · peak).
+// Ties are broken by a fixed preference: ddp, zero1, zero2, zero3, fsdp-hybrid, zero-offload;
+// larger micro-batches; recompute none, selective, full.
+//
+// Thread-safety: pure functions; ScreenCandidates starts and joins its own threads.
+#ifndef PLACESIM_STRATEGIES_SEARCH_H_
+#define PLACESIM_STRATEGIES_SEARCH_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/units.h"
+#include "strategies/analyzer.h"
+#include "strategies/spec.h"
+#include "topology/mesh.h"
+#include "topology/spec.h"
+
+namespace placesim::strategies {
+
+// The values every knob may take. Each list is in preference order (the tie-break).
+struct SearchSpace {
+  std::vector<int> dp, tp, pp, cp, ep;
+  std::vector<std::string> presets;
+  std::vector<int64_t> micro_batches;
+  std::vector<Recompute> recompute;
+  // Sequence parallelism when tp > 1: {true} (default), {false}, or both.
+  std::vector<bool> sequence_parallel;
+  std::vector<PipelineSchedule> schedules;
+  std::vector<int> virtual_stages;
+};
+
+// The default space (see the file comment): dp, tp, pp, cp the divisors of the world that the
+// model and node allow, ep the divisors of the experts (1 for dense models), presets ddp,
+// zero1, zero2, zero3, fsdp-hybrid, zero-offload, micro-batches 16, 8, 4, 2, 1 (those that
+// divide global_batch), recompute none, selective, full, schedules 1F1B, interleaved 1F1B
+// (v = 2, 4) and GPipe. REQUIRES: model.has_architecture().
+SearchSpace DefaultSearchSpace(const ModelSpec& model, const TrainingSpec& training,
+                               const topology::ClusterSpec& cluster);
+
+// The fields FixSearchField accepts: strategy.dp, strategy.tp, strategy.pp, strategy.cp,
+// strategy.ep, strategy.preset, training.micro_batch, training.recompute,
+// training.sequence_parallel, training.pipeline_schedule, training.virtual_stages.
+std::vector<std::string> SearchFieldNames();
+
+// Narrows `space` to field = value. The value must be one the space holds (enums by their
+// short names, e.g. "full", "interleaved-1f1b"; '_' reads as '-'); otherwise
+// kInvalidArgument "--fix FIELD=VALUE: ...; valid: ..." listing the values (or the fields).
+Status FixSearchField(std::string_view field, std::string_view value, SearchSpace* space);
+
+// One point of the space.
+struct Candidate {
+  topology::MeshShape mesh;
+  std::string preset;
+  int64_t micro_batch = 1;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  int virtual_stages = 1;
+  // Position in the preference order; unique within one search.
+  int64_t order = 0;
+};
+
+// "zero1 dp8 tp8 pp1 cp1 mb2 recompute=selective sp 1f1b" style one-line label.
+std::string CandidateLabel(const Candidate& c);
+
+// The strategy and training setup of a candidate (the base training gives precision,
+// optimizer and global batch). kNotFound for an unknown preset.
+StatusOr<StrategySpec> CandidateStrategy(const Candidate& c, const topology::ClusterSpec& cluster);
+TrainingSpec CandidateTraining(const Candidate& c, const TrainingSpec& base);
+
+// The parts of the estimate (see the file comment), in the order reports list them.
+enum class CostPart {
+  kCompute,    // model FLOPs, no recompute
+  kRecompute,  // the extra FLOPs of recomputation
+  kBubble,     // pipeline bubble
+  kDataParallel,
+  kTensorParallel,
+  kPipelineP2p,
+  kContextParallel,  // ring-attention key/value passing
+  kExpertParallel,
+  kOffload,
+};
+inline constexpr int kNumCostParts = 9;
+// "compute", "recompute FLOPs", "pipeline bubble", "exposed dp communication", ...
+const char* CostPartName(CostPart p);
+
+struct StepEstimate {
+  std::array<Duration, kNumCostParts> parts{};
+  Duration total;
+  double mfu = 0;
+};
+
+// A candidate that fits and is correct.
+struct ScreenedCandidate {
+  Candidate candidate;
+  StepEstimate estimate;
+  Bytes memory;    // the largest role's total (Analyze)
+  Bytes capacity;  // HBM
+  Bytes headroom() const { return capacity - memory; }
+};
+
+struct SearchOptions {
+  int jobs = 1;  // threads; the result does not depend on it
+  // The bucket that stays exposed after backward (PyTorch DDP bucket_cap_mb = 25).
+  Bytes gradient_bucket = MiB(25);
+  AnalyzeOptions analyze;
+};
+
+struct SearchStats {
+  int64_t candidates = 0;  // points of the space that satisfy the divisibility rules
+  int64_t analyzed = 0;    // Analyze calls
+  int64_t pruned = 0;      // skipped by the memory monotonicity (certain not to fit)
+  int64_t rejected = 0;    // analyzed and found not to fit or incorrect
+  int64_t feasible = 0;
+};
+
+struct SearchResult {
+  std::vector<ScreenedCandidate> feasible;  // by estimate, then preference order
+  SearchStats stats;
+};
+
+// Enumerates and screens the space. kInvalidArgument when the model has no architecture or
+// the cluster has no GPUs or no peak rate for the precision.
+// Complexity: O(candidates) estimates and at most that many Analyze calls.
+StatusOr<SearchResult> ScreenCandidates(const ModelSpec& model, const TrainingSpec& training,
+                                        const topology::ClusterSpec& cluster,
+                                        const SearchSpace& space,
+                                        const SearchOptions& options = {});
+
+// The analytic estimate of one candidate from its plan (exposed for tests and reports).
+StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
+                          const StrategySpec& strategy, const topology::ClusterSpec& cluster,
+                          const Plan& plan, Bytes gradient_bucket);
+
+// "+12% exposed dp communication": the part whose time exceeds the best's by the most, as a
+// share of the best total; "no part above the best" when no part exceeds the best's.
+std::string DominantCostVsBest(const StepEstimate& row, const StepEstimate& best);
+
+}  // namespace placesim::strategies
+
+#endif  // PLACESIM_STRATEGIES_SEARCH_H_

@@ -1,0 +1,134 @@
+// Tests of `placesim search`, driven in-process through RunSearch: only feasible rows, the
+// hand-derived best, --fix narrowing and its errors, tier-2 simulation marks, and identical
+// output for any --jobs.
+#include "sim/cli/search.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.h"
+
+namespace placesim::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Search(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = RunSearch(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// A 4-layer GPT on the 8 GPUs of one DGX-H100 (the same workload as the library's test).
+std::string SmallGptScenario() {
+  std::string path = ::testing::TempDir() + "/search-small-gpt.textproto";
+  std::ofstream(path, std::ios::binary) << R"pb(
+    name: "search-small-gpt"
+    cluster { node_preset: "DGX-H100" nodes: 1 }
+    model { layers: 4 hidden: 512 heads: 8 vocab: 1024 seq_len: 512 }
+    training { global_batch: 128 micro_batch: 1 }
+    strategy { preset: "ddp" }
+  )pb";
+  return path;
+}
+
+nlohmann::json Json(const Outcome& o) { return nlohmann::json::parse(o.out); }
+
+TEST(SearchCommand, EveryRowFitsAndTheBestIsTheHandDerivedOne) {
+  // See strategies' FindsTheHandDerivedBest: DDP over 8, mb 16, no recompute, by estimate.
+  Outcome o = Search({SmallGptScenario(), "--simulate-top", "0", "--format", "json"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  nlohmann::json doc = Json(o);
+  ASSERT_FALSE(doc["rows"].empty());
+  EXPECT_EQ(doc["rows"][0]["strategy"], "ddp dp8 tp1 pp1 cp1 mb16 recompute=none");
+  EXPECT_EQ(doc["rows"][0]["vs_best"], "best");
+  EXPECT_EQ(doc["simulated"], 0);
+  EXPECT_LE(doc["rows"].size(), 20u);
+  for (const auto& row : doc["rows"]) {
+    EXPECT_GE(row["headroom_bytes"].get<int64_t>(), 0);
+    EXPECT_EQ(row["source"], "estimated");
+  }
+  EXPECT_THAT(o.err, HasSubstr("candidates/s"));
+}
+
+TEST(SearchCommand, SimulatesTheDataParallelRowsOfTheTopK) {
+  Outcome o = Search({SmallGptScenario(), "--simulate-top", "3", "--top", "100000", "--format",
+                      "json", "--jobs", "2"});
+  ASSERT_EQ(o.code, kExitOk) << o.err;
+  nlohmann::json doc = Json(o);
+  EXPECT_GE(doc["simulated"].get<int64_t>(), 1);
+  EXPECT_LE(doc["simulated"].get<int64_t>(), 3);
+  int simulated = 0;
+  for (const auto& row : doc["rows"]) {
+    if (row["source"] == "simulated") {
+      ++simulated;
+      EXPECT_EQ(row["tp"], 1);
+      EXPECT_EQ(row["pp"], 1);
+      EXPECT_GT(row["step_time_s"].get<double>(), 0);
+    }
+  }
+  EXPECT_EQ(simulated, doc["simulated"].get<int64_t>());
+  // Rows are ranked by the step time they show.
+  for (size_t i = 1; i < doc["rows"].size(); ++i) {
+    EXPECT_LE(doc["rows"][i - 1]["step_time_s"].get<double>(),
+              doc["rows"][i]["step_time_s"].get<double>());
+  }
+}
+
+TEST(SearchCommand, OutputIsTheSameForOneAndTwoJobs) {
+  for (const char* format : {"table", "csv", "json"}) {
+    Outcome one =
+        Search({SmallGptScenario(), "--simulate-top", "4", "--jobs", "1", "--format", format});
+    Outcome two =
+        Search({SmallGptScenario(), "--simulate-top", "4", "--jobs", "2", "--format", format});
+    ASSERT_EQ(one.code, kExitOk) << one.err;
+    EXPECT_EQ(one.out, two.out) << format;
+  }
+}
+
+TEST(SearchCommand, FixNarrowsTheSpace) {
+  Outcome all = Search({SmallGptScenario(), "--simulate-top", "0", "--format", "json"});
+  Outcome fixed = Search({SmallGptScenario(), "--simulate-top", "0", "--format", "json", "--fix",
+                          "strategy.tp=2", "--fix", "training.recompute=full"});
+  ASSERT_EQ(fixed.code, kExitOk) << fixed.err;
+  EXPECT_LT(Json(fixed)["candidates"].get<int64_t>(), Json(all)["candidates"].get<int64_t>());
+  for (const auto& row : Json(fixed)["rows"]) {
+    EXPECT_EQ(row["tp"], 2);
+    EXPECT_EQ(row["recompute"], "full");
+  }
+}
+
+TEST(SearchCommand, BadFixValuesExitTwoWithTheValidValues) {
+  Outcome o = Search({SmallGptScenario(), "--fix", "strategy.tp=3", "--fix",
+                      "training.pipeline_schedule=zigzag", "--fix", "strategy.dp"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("--fix strategy.tp=3: not in the search space; valid: 1, 2, 4, 8"));
+  EXPECT_THAT(o.err, HasSubstr("valid: 1f1b, interleaved-1f1b, gpipe"));
+  EXPECT_THAT(o.err, HasSubstr("--fix \"strategy.dp\": must be FIELD=VALUE"));
+}
+
+TEST(SearchCommand, BadFlagsAndScenariosExitTwo) {
+  EXPECT_EQ(Search({SmallGptScenario(), "--format", "xml"}).code, kExitBadInput);
+  EXPECT_EQ(Search({SmallGptScenario(), "--top", "0"}).code, kExitBadInput);
+  EXPECT_EQ(Search({"/nonexistent.textproto"}).code, kExitBadInput);
+  EXPECT_EQ(Search({SmallGptScenario(), "--set", "model.layerz=3"}).code, kExitBadInput);
+  Outcome help = Search({"--help"});
+  EXPECT_EQ(help.code, kExitOk);
+  EXPECT_THAT(help.out, HasSubstr("--simulate-top"));
+}
+
+}  // namespace
+}  // namespace placesim::sim
