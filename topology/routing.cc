@@ -82,6 +82,9 @@ class Router::Search {
   struct Cost {
     int32_t transits = 0;
     int32_t hops = 0;
+    // Minus the bottleneck bandwidth in bytes/s, so that smaller is better like the rest;
+    // -infinity for the empty path at dst.
+    double neg_bottleneck = -std::numeric_limits<double>::infinity();
     int64_t latency_ps = 0;
     friend auto operator<=>(const Cost&, const Cost&) = default;
   };
@@ -92,6 +95,7 @@ class Router::Search {
     const Cost& c = cost_[w];
     const bool transit = w != dst && IsEndpoint(g_.graph[w].kind);
     return Cost{c.transits + (transit ? 1 : 0), c.hops + 1,
+                std::max(c.neg_bottleneck, -g_.links[l].bandwidth.bytes_per_second()),
                 SaturatingAdd(c.latency_ps, g_.links[l].latency.picoseconds())};
   }
 

@@ -8,7 +8,11 @@
 //      switch path exists; they are still used when nothing else connects two vertices
 //      (e.g. GPU-to-GPU over PCIe across root ports, or an explicit ring of GPUs).
 //   2. hops: number of links.
-//   3. latency: sum of link latencies (integer picoseconds, so ties are exact).
+//   3. bottleneck: the narrowest link's bandwidth, larger is better (widest-shortest path).
+//      Two GPUs of a DGX-A100 that share a PCIe switch are two hops apart both through the
+//      NVSwitch (300 GB/s) and through the PCIe switch (32 GB/s); NCCL uses NVLink, and so
+//      must the route.
+//   4. latency: sum of link latencies (integer picoseconds, so ties are exact).
 // Among equal-cost next links (which spine, which parallel cable, which of two NICs on the
 // GPU's PCIe switch) the choice at hop k is hash(src, dst, k) modulo the number of
 // candidates, taken in link construction order: the same pair always gets the same route,
@@ -16,7 +20,9 @@
 // Routes are directed: the route b->a is computed independently of a->b.
 //
 // Search: a Dijkstra on the reversed graph from dst over the metric above, stopped when src
-// is settled, then a walk forward from src along links that keep the metric tight.
+// is settled, then a walk forward from src along links that keep the metric tight. The
+// metric is isotone in its first three parts (a narrower link never makes a path wider), so
+// those are optimal; the latency tie-break among equally wide paths is best effort.
 // Complexity O((V + E) log V) per uncached route; a cached route costs one hash lookup.
 #ifndef PLACESIM_TOPOLOGY_ROUTING_H_
 #define PLACESIM_TOPOLOGY_ROUTING_H_

@@ -35,6 +35,21 @@ TEST(Routing, GpusOfOneNodeTalkThroughTheNvswitchInTwoHops) {
   EXPECT_EQ(r->latency, Microseconds(1));
 }
 
+TEST(Routing, GpusSharingAPcieSwitchStillUseTheWiderNvlink) {
+  // Two GPUs on one PCIe switch are two hops apart both through the NVSwitch (450 GB/s per
+  // direction) and through their PCIe switch (64 GB/s): the widest of the shortest paths is
+  // the NVLink one, as NCCL picks. One switch of 8 GPUs makes every pair share it.
+  ClusterSpec spec = DgxH100Spec(1, FabricKind::kSingleNode);
+  spec.node.pcie_switches = 1;
+  Cluster c = MustBuild(spec);
+  for (int dst = 1; dst < 8; ++dst) {
+    std::optional<Route> r = FindRoute(c, c.gpu(0), c.gpu(dst));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(Hops(c, *r)[0], "node0/nvswitch") << "gpu0 -> gpu" << dst;
+    EXPECT_DOUBLE_EQ(r->bottleneck.ToGBps(), 450);
+  }
+}
+
 TEST(Routing, GpuReachesHostMemoryThroughItsPcieSwitch) {
   Cluster c = MustBuild(DgxH100Spec(1, FabricKind::kSingleNode));
   std::optional<Route> r = FindRoute(c, c.gpu(3), c.host_memory(0));
