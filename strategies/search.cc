@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <thread>
 
@@ -150,6 +151,108 @@ double CallSeconds(CollectiveKind kind, int64_t n, int64_t l, double bytes, cons
 }
 
 bool IsDataAxis(Axis a) { return a == Axis::kData || a == Axis::kContext; }
+
+// The executor's compute model: max(flops / (peak x matmul_efficiency),
+// bytes / (hbm_bandwidth x memory_efficiency)) per op, kernel overhead counted apart.
+struct Roofline {
+  double flops = 1;  // FLOP/s
+  double bytes = 0;  // bytes/s
+  double Seconds(double f, double b) const {
+    return std::max(f / flops, bytes > 0 ? b / bytes : 0.0);
+  }
+};
+
+// Arithmetic of the element-wise optimizer update per parameter, as the schedule counts it.
+double OptimizerFlopsPerElement(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdam:
+    case Optimizer::kAdamW:
+      return 12;
+    case Optimizer::kSgdMomentum:
+      return 4;
+    case Optimizer::kAdam8bit:
+      return 16;
+  }
+  return 12;
+}
+
+// One micro-batch of one rank role: roofline seconds of its forward, backward (input and
+// weight) and recompute ops, and how many kernels each phase launches.
+struct PassWork {
+  double forward = 0;
+  double backward = 0;
+  double recompute = 0;
+  double forward_kernels = 0;
+  double backward_kernels = 0;  // recompute ops included
+};
+
+// The compute ops of one micro-batch as BuildSchedules emits them (schedule.h), per layer:
+// forward (24 b s h^2 + 4 b s^2 h FLOPs; reads the layer's weights and its input, writes its
+// kept activations and output), [recompute] (the forward again, or the attention core
+// 4 b s^2 h under selective recompute; reads weights and kept activations, writes the rest),
+// backward-input (one forward; reads weights, the full activations and the output gradient)
+// and backward-weight (one forward; reads the full activations, writes the weight
+// gradient). The embedding has a forward and a backward-weight op without FLOPs; the output
+// layer a forward, backward-input and backward-weight of K/48 b s h V FLOPs each (K = 96
+// with full recompute, else 72). Model parallelism divides a layer's work: tp·cp its FLOPs,
+// tp its weights, cp its tokens and, with sequence parallelism, tp its inputs and outputs.
+PassWork RoleWork(const TransformerSpec& t, const TrainingSpec& training,
+                  const StrategySpec& strategy, const Plan& plan, const RankRole& role,
+                  const Roofline& roof) {
+  const MeshShape& mesh = strategy.mesh;
+  const ParameterBreakdown p = CountParameters(t);
+  const StateBytes bpp = BytesPerParameter(training);
+  const double tp = std::max(1, mesh.tp);
+  const double cp = std::max(1, mesh.cp);
+  const double b = static_cast<double>(training.micro_batch);
+  const double s = static_cast<double>(t.seq_len);
+  const double h = static_cast<double>(t.hidden);
+  const double v = static_cast<double>(t.vocab);
+  const Recompute rc = plan.effective_recompute;
+  const bool sp = plan.effective_sequence_parallel && mesh.tp > 1;
+  const int64_t local_seq = std::max<int64_t>(1, t.seq_len / std::max(1, mesh.cp));
+  const double layer_fwd = (24.0 * b * s * h * h + 4.0 * b * s * s * h) / (tp * cp);
+  const double attention_core = 4.0 * b * s * s * h / (tp * cp);
+  const double io = 2.0 * b * s * h / cp / (sp ? tp : 1.0);
+  const double weights = static_cast<double>(p.per_layer() * bpp.params) / tp;
+  const double grads = static_cast<double>(p.per_layer() * bpp.grads) / tp;
+  const auto act = [&](Recompute r) {
+    return static_cast<double>(
+        ActivationBytesPerLayer(t, training.micro_batch, local_seq, mesh.tp, sp, r).count());
+  };
+  const double kept = act(rc);
+  const double full = act(Recompute::kNone);
+  const double layers = static_cast<double>(role.layers);
+
+  PassWork w;
+  w.forward = layers * roof.Seconds(layer_fwd, weights + io + kept + io);
+  w.backward = layers * (roof.Seconds(layer_fwd, weights + full + io + io) +
+                         roof.Seconds(layer_fwd, full + io + grads));
+  if (rc != Recompute::kNone) {
+    w.recompute = layers * roof.Seconds(rc == Recompute::kFull ? layer_fwd : attention_core,
+                                        weights + kept + (full - kept));
+  }
+  w.forward_kernels = layers;
+  w.backward_kernels = layers * (rc != Recompute::kNone ? 3 : 2);
+  if (role.has_embedding) {
+    w.forward += roof.Seconds(0, b * s * h * bpp.params / cp / tp + io);
+    w.backward += roof.Seconds(0, io + b * s * h / cp + io);
+    w.forward_kernels += 1;
+    w.backward_kernels += 1;
+  }
+  if (role.has_head) {
+    const double pass = (rc == Recompute::kFull ? 96.0 : 72.0) / 48.0 * b * s * h * v / (tp * cp);
+    const double head_weights = v * h * bpp.params / tp;
+    const double head_act = (4.0 * b * s * h + 4.0 * b * s * v) / (tp * cp);
+    const double head_grads = static_cast<double>((p.head + p.final_norm) * bpp.grads) / tp;
+    w.forward += roof.Seconds(pass, head_weights + io + head_act);
+    w.backward += roof.Seconds(pass, head_weights + head_act + io) +
+                  roof.Seconds(pass, head_act + head_grads);
+    w.forward_kernels += 1;
+    w.backward_kernels += 2;
+  }
+  return w;
+}
 
 // One unit of screening work: every micro-batch and recompute policy of one structure.
 struct Structure {
@@ -307,7 +410,11 @@ const char* CostPartName(CostPart p) {
     case CostPart::kCompute:
       return "compute";
     case CostPart::kRecompute:
-      return "recompute FLOPs";
+      return "recompute";
+    case CostPart::kKernelOverhead:
+      return "kernel overhead";
+    case CostPart::kOptimizer:
+      return "optimizer step";
     case CostPart::kBubble:
       return "pipeline bubble";
     case CostPart::kDataParallel:
@@ -449,53 +556,114 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                           const StrategySpec& strategy, const topology::ClusterSpec& cluster,
                           const Plan& plan, Bytes gradient_bucket) {
   const topology::NodeSpec& node = cluster.node;
-  const double world = static_cast<double>(strategy.mesh.world());
-  const double peak = node.gpu.Peak(ComputeType(training.precision)).per_second();
-  const double rate = peak * (node.gpu.matmul_efficiency > 0 ? node.gpu.matmul_efficiency : 1.0);
-  const double hw_flops =
-      MegatronFlopsPerIteration(model.transformer, training.global_batch, plan.effective_recompute)
-          .count() /
-      world;
+  const topology::DeviceSpec& gpu = node.gpu;
+  const MeshShape& mesh = strategy.mesh;
+  const double world = static_cast<double>(mesh.world());
+  const double peak = gpu.Peak(ComputeType(training.precision)).per_second();
+  Roofline roof;
+  roof.flops = peak * (gpu.matmul_efficiency > 0 ? gpu.matmul_efficiency : 1.0);
+  roof.bytes = gpu.hbm_bandwidth.bytes_per_second() *
+               (gpu.memory_efficiency > 0 ? gpu.memory_efficiency : 1.0);
+  const double overhead = gpu.kernel_overhead.ToSeconds();
   const double model_flops =
       MegatronFlopsPerIteration(model.transformer, training.global_batch, Recompute::kNone)
           .count() /
       world;
-  const double t_compute = hw_flops / rate;
-  const double t_model = model_flops / rate;
-  const double t_bubble = t_compute * plan.bubble_fraction;
   Links links;
   links.nvlink = node.nvlink_bandwidth.bytes_per_second();
   links.nic = node.gpus > 0 ? node.nics * node.nic_bandwidth.bytes_per_second() / node.gpus : 0;
   links.nvlink_alpha = node.nvlink_latency.ToSeconds();
   links.nic_alpha = node.nic_latency.ToSeconds();
   if (links.nvlink <= 0) links.nvlink = links.nic > 0 ? links.nic : 1;
-  const double bucket = static_cast<double>(gradient_bucket.count());
+  const double bucket = std::max(1.0, static_cast<double>(gradient_bucket.count()));
+  const double m = static_cast<double>(std::max<int64_t>(1, plan.micro_batches));
+  const StateBytes bpp = BytesPerParameter(training);
 
   StepEstimate best_role;
   double best_total = -1;
   for (const RankRole& role : plan.roles) {
-    double dp_grads = 0, dp_params = 0, dp_tail = 0, tp = 0, pp = 0, cp = 0, ep = 0;
+    const PassWork w = RoleWork(model.transformer, training, strategy, plan, role, roof);
+    // The GPU optimizer step over the device's shard of Ω (none when Ω is offloaded).
+    double optimizer = 0;
+    double kernels = (w.forward_kernels + w.backward_kernels) * m;
+    if (role.memory.optimizer.count() > 0 && bpp.optimizer > 0) {
+      const double omega = static_cast<double>(role.memory.optimizer.count()) / bpp.optimizer;
+      optimizer =
+          roof.Seconds(OptimizerFlopsPerElement(training.optimizer) * omega,
+                       omega * static_cast<double>(bpp.grads + 2 * bpp.optimizer + bpp.params));
+      kernels += 1;
+    }
+    // Per-micro-batch windows: the compute-stream time of one micro-batch's forward and
+    // backward (recompute included), kernel overheads included.
+    const double c_fwd = w.forward + w.forward_kernels * overhead;
+    const double c_bwd = w.backward + w.recompute + w.backward_kernels * overhead;
+    const double t_compute = m * (c_fwd + c_bwd);
+    const double t_bubble = t_compute * plan.bubble_fraction;
+
+    // Data-parallel traffic of the comm stream: per micro-batch in forward (k_fwd) and in
+    // backward (k_bwd), once per step beside the last backward (k_step), after the optimizer
+    // (k_after); `tail` the last call of the last backward, `head` the first gather.
+    const int64_t units =
+        (strategy.layers_per_unit > 0
+             ? (role.layers + strategy.layers_per_unit - 1) / strategy.layers_per_unit
+             : role.layers) +
+        (role.has_embedding ? 1 : 0) + (role.has_head ? 1 : 0);
+    double k_fwd = 0, k_bwd = 0, k_step = 0, k_after = 0, tail = 0, head = 0;
+    bool gathered_params = false;  // S*: gradients then go unit by unit, not by bucket
+    for (const Collective& col : role.collectives) {
+      gathered_params = gathered_params || (IsDataAxis(col.axis) && col.state == State::kParams &&
+                                            col.count == 2 * plan.micro_batches);
+    }
+    bool gathers = false;
+    double tp = 0, pp = 0, cp = 0, ep = 0;
     for (const Collective& col : role.collectives) {
       const int64_t l = MembersOnFirstNode(strategy, col, std::max(1, node.gpus));
       const double s = static_cast<double>(col.buffer_bytes.count());
-      const double t = CallSeconds(col.kind, col.group_size, l, s, links) * col.count;
       if (col.axis == Axis::kContext && col.state == State::kActivations) {
-        cp += t;
-      } else if (IsDataAxis(col.axis)) {
-        (col.state == State::kParams ? dp_params : dp_grads) += t;
-        dp_tail += CallSeconds(col.kind, col.group_size, l, std::min(s, bucket), links);
-      } else if (col.axis == Axis::kTensor) {
-        tp += t;
-      } else if (col.axis == Axis::kPipeline) {
-        pp += t;
+        cp += CallSeconds(col.kind, col.group_size, l, s, links) * col.count;
+        continue;
+      }
+      if (!IsDataAxis(col.axis)) {
+        const double t = CallSeconds(col.kind, col.group_size, l, s, links) * col.count;
+        (col.axis == Axis::kTensor ? tp : col.axis == Axis::kPipeline ? pp : ep) += t;
+        continue;
+      }
+      // One occurrence of the collective runs as `calls` calls: per gather unit for gathered
+      // parameters, per gradient bucket otherwise (the last one shorter).
+      const bool per_unit =
+          col.count == 2 * plan.micro_batches || (col.state == State::kGrads && gathered_params);
+      const double calls =
+          per_unit ? static_cast<double>(std::max<int64_t>(1, units)) : std::ceil(s / bucket);
+      const double last = per_unit ? s / calls : s - (calls - 1) * bucket;
+      const double one = (calls - 1) * CallSeconds(col.kind, col.group_size, l, s / calls, links) +
+                         CallSeconds(col.kind, col.group_size, l, last, links);
+      const double last_call = CallSeconds(col.kind, col.group_size, l, last, links);
+      if (col.state == State::kParams && col.count == 2 * plan.micro_batches) {
+        gathers = true;  // S*: every unit before its forward and again before its backward
+        k_fwd += one;
+        k_bwd += one;
+        head = std::max(head, last_call);
+      } else if (col.state == State::kParams) {
+        k_after += one;  // updated replicated params, after the sharded optimizer step
+      } else if (col.count == plan.micro_batches && plan.micro_batches > 1) {
+        k_bwd += one;  // sharded gradients: every micro-batch's backward
+        tail = std::max(tail, last_call);
       } else {
-        ep += t;
+        k_step += one * static_cast<double>(col.count);  // replicated: after the last one
+        tail = std::max(tail, last_call);
       }
     }
-    // Gradient collectives hide under backward; parameter gathers under forward and backward.
-    const double backward = t_compute - t_model / 3;
-    const double window = dp_params > 0 ? t_compute : backward;
-    const double dp = std::max(0.0, dp_grads + dp_params - window) + dp_tail;
+    // Exposed: every micro-batch but the last hides its traffic under its own compute
+    // (gathers phase by phase, since a unit's compute waits for its gather); the last one's
+    // backward also carries the once-per-step syncs, of which the last call stays exposed.
+    double dp = k_after;
+    if (gathers) {
+      dp += head + m * std::max(0.0, k_fwd - c_fwd) + (m - 1) * std::max(0.0, k_bwd - c_bwd) +
+            std::max(tail, k_bwd + k_step - c_bwd);
+    } else {
+      dp += (m - 1) * std::max(0.0, k_bwd - c_fwd - c_bwd);
+      if (k_bwd + k_step > 0) dp += std::max(tail, k_bwd + k_step - c_bwd);
+    }
     double offload = 0;
     const double pcie = node.pcie_bandwidth.bytes_per_second();
     if (pcie > 0) offload += static_cast<double>(role.copy_bytes.count()) / pcie;
@@ -504,7 +672,16 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
     if (host_bw > 0) offload += 2.0 * static_cast<double>(offloaded.count()) / host_bw;
 
     StepEstimate e;
-    const double parts[kNumCostParts] = {t_model, t_compute - t_model, t_bubble, dp, tp, pp, cp, ep,
+    const double parts[kNumCostParts] = {m * (w.forward + w.backward),
+                                         m * w.recompute,
+                                         kernels * overhead,
+                                         optimizer,
+                                         t_bubble,
+                                         dp,
+                                         tp,
+                                         pp,
+                                         cp,
+                                         ep,
                                          offload};
     double total = 0;
     for (int i = 0; i < kNumCostParts; ++i) {

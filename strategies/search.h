@@ -28,11 +28,28 @@
 // screened on `jobs` threads; results are stored by index, so the output is the same for
 // every thread count.
 //
-// The estimate (per rank role; the slowest role is the step):
-//   compute   T_c = F_hw / world / (peak · matmul_efficiency), F_hw =
-//             MegatronFlopsPerIteration(model, global_batch, recompute) (Narayanan et al.
-//             2021 eq. 3: 72·B·s·l·h² (…) without recompute, 96 with full recompute), peak of
-//             the precision's compute type (bf16 for bf16 and bf16-mixed, fp16, fp8).
+// The estimate (per rank role; the slowest role is the step). It follows what the executor
+// (sim/executor/executor.h) does with the schedule of a step (strategies/schedule.h); for
+// data-parallel meshes it is tested against SimulateStep (within 15% on the shipped examples).
+//   roofline  an op of f FLOPs moving B bytes takes max(f / (peak · matmul_efficiency),
+//             B / (hbm_bandwidth · memory_efficiency)), peak of the precision's compute type
+//             (bf16 for bf16 and bf16-mixed, fp16, fp8); every kernel adds kernel_overhead.
+//   compute   per micro-batch of b sequences, on a role of l layers (l = L/pp), with
+//             F = (24 b s h² + 4 b s² h)/(tp·cp) per layer pass (Narayanan et al. 2021 eq. 3):
+//               forward         l ops of F, reading weights Ψ_l·2/tp + input, writing the kept
+//                               activations + output (ActivationBytesPerLayer);
+//               backward        2l ops of F (input: weights + full activations + output
+//                               gradient; weight: full activations, writing the gradient);
+//               recompute       l ops of F (full) or 4 b s² h/(tp·cp) (selective);
+//               embedding       a forward and a backward-weight op without FLOPs (first stage);
+//               output layer    3 ops of K/48·b s h V/(tp·cp), K = 96 with full recompute,
+//                               else 72 (last stage).
+//             Kernels per micro-batch: l + [1] forward, 2l (3l with recompute) + [1] + [2]
+//             backward; T_c = m (C_fwd + C_bwd) with C_fwd, C_bwd the roofline seconds plus
+//             kernels · kernel_overhead of one micro-batch's forward, backward (+ recompute).
+//   optimizer the GPU step over the role's Ω shard of ω = optimizer bytes / bytes per element:
+//             roofline of (12 or 4 or 16)·ω FLOPs and ω (G + 2Ω + Θ) bytes per element read and
+//             written (memory-bound), one kernel; none when Ω is offloaded (see offload).
 //   bubble    T_c·β with β = (p−1)/m (1F1B, GPipe) or (p−1)/(v·m) (interleaved): the plan's
 //             bubble_fraction. This is the usual 1/(1 − b) scaling with b = (p−1)/(m+p−1),
 //             the idle fraction of the step: 1/(1 − b) = 1 + (p−1)/m.
@@ -43,20 +60,40 @@
 //                       + f(M−1)·α_nic       (two-level: only 1/L of the data crosses NICs)
 //             with B_nvlink the per-GPU NVLink bandwidth and B_nic = nics·nic_bandwidth/gpus,
 //             the NIC bandwidth per GPU; send/recv: S / B + α over NVLink when the whole
-//             group is on one node, else over the NIC; times count per step.
+//             group is on one node, else over the NIC. A data-parallel occurrence runs as k
+//             calls: one per gather unit under S* (k = units of the role), else one per
+//             gradient bucket (k = ⌈S / bucket⌉, the last one shorter), so it pays the latency
+//             k times: K = (k−1)·t(S/k) + t(S_last).
 //   overlap   tp collectives, pp send/recv, cp ring-attention send/recv and ep all-to-all are
 //             exposed (on the critical path of every layer; pp sends are small; ring attention
 //             can hide its passes under attention compute, so cp is a conservative bound).
-//             Data-parallel collectives (dp, and cp when it joins the dp group) run beside compute:
-//             gradient collectives during backward (T_c − T_fwd, T_fwd = model FLOPs / 3),
-//             parameter gathers during forward and backward (T_c); what exceeds that window is
-//             exposed, plus the last bucket (min(S, bucket)) of each collective, which nothing can
-//             hide.
+//             Data-parallel collectives (dp, and cp when it joins the dp group) run on one
+//             comm stream beside compute, by when they happen:
+//               per micro-batch  S* gathers (before every unit's forward, K_f, and backward),
+//                                sharded-gradient reduce-scatters (ZeRO-2/3, in backward);
+//                                K_b = backward gathers + reduce-scatters of one micro-batch;
+//               per step         replicated-gradient syncs after the last micro-batch (DDP
+//                                all-reduce, ZeRO-1 reduce-scatter, hybrid replica all-reduce),
+//                                K_s, beside the last backward;
+//               after the step   the all-gather of updated replicated parameters (ZeRO-1/2),
+//                                K_a, after the optimizer: nothing left to hide it.
+//             Exposed, with t_last the last call of the last backward and t_first the first
+//             gather of the step:
+//               S*:    t_first + m·max(0, K_f − C_fwd) + (m−1)·max(0, K_b − C_bwd)
+//                      + max(t_last, K_b + K_s − C_bwd) + K_a
+//                      (a unit's compute waits for its gather, so forward and backward
+//                      traffic hide only under their own phase);
+//               else:  (m−1)·max(0, K_b − C_fwd − C_bwd) + max(t_last, K_b + K_s − C_bwd) + K_a
+//                      (reduce-scatters block nothing, so they also hide under the next
+//                      micro-batch's forward).
 //   offload   offload copies over PCIe, exposed, plus the host optimizer step as a memory-bound
 //             pass: 2 × the offloaded bytes / (host memory bandwidth / gpus per node).
-//   total     T_c·(1 + β) + exposed dp + tp + pp + cp + ep + offload. The GPU optimizer update and
-//             kernel launch overheads are left out (the same for candidates of one mesh).
+//   total     compute + recompute + kernel overhead + optimizer + bubble + exposed dp + tp +
+//             pp + cp + ep + offload.
 //   MFU       model FLOPs (72 coefficient, no recompute) / world / (total · peak).
+// Not modelled: contention between replicas on shared links, the simulator's collective
+// algorithm choice (tree for small cross-node all-reduces), and model-parallel kernels beyond
+// the schedule's three (four with recompute) per layer and pass.
 // Ties are broken by a fixed preference: ddp, zero1, zero2, zero3, fsdp-hybrid, zero-offload;
 // larger micro-batches; recompute none, selective, full.
 //
@@ -132,9 +169,11 @@ TrainingSpec CandidateTraining(const Candidate& c, const TrainingSpec& base);
 
 // The parts of the estimate (see the file comment), in the order reports list them.
 enum class CostPart {
-  kCompute,    // model FLOPs, no recompute
-  kRecompute,  // the extra FLOPs of recomputation
-  kBubble,     // pipeline bubble
+  kCompute,         // forward and backward ops (roofline), no recompute
+  kRecompute,       // the recompute ops (roofline)
+  kKernelOverhead,  // kernels launched x kernel_overhead
+  kOptimizer,       // the GPU optimizer step (memory-bound roofline)
+  kBubble,          // pipeline bubble
   kDataParallel,
   kTensorParallel,
   kPipelineP2p,
@@ -142,8 +181,8 @@ enum class CostPart {
   kExpertParallel,
   kOffload,
 };
-inline constexpr int kNumCostParts = 9;
-// "compute", "recompute FLOPs", "pipeline bubble", "exposed dp communication", ...
+inline constexpr int kNumCostParts = 11;
+// "compute", "recompute", "kernel overhead", "optimizer step", "pipeline bubble", ...
 const char* CostPartName(CostPart p);
 
 struct StepEstimate {

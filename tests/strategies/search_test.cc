@@ -5,11 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "strategies/analyzer.h"
+#include "strategies/presets.h"
 #include "topology/presets.h"
 
 namespace placesim::strategies {
@@ -117,18 +120,19 @@ TEST(Search, PruningLosesNoFeasibleCandidate) {
 
 TEST(Search, FindsTheHandDerivedBest) {
   Workload s = SmallGptOnOneNode();
-  // Everything fits in 80 GB. Compute is F/8 for every mesh (no recompute is cheapest: 72
-  // against 72 + selective's attention or 96); tp adds exposed all-reduces, pp a bubble
-  // (p-1)/m and sends, cp ring-attention sends. Among dp = 8 presets DDP exposes only its
-  // last 25 MiB bucket; ZeRO-1/2 add the parameter all-gather tail (ZeRO-2 and -3 also
-  // reduce-scatter every micro-batch), fsdp-hybrid equals zero3 inside one node (skipped),
-  // zero-offload adds PCIe copies. The micro-batch does not change the estimate, so the tie
-  // goes to the largest: 128 / (16 x 8) = 1 micro-batch of 16.
+  // Everything fits in 80 GB. Compute is the same for every dp = 8 preset (no recompute is
+  // cheapest); tp adds exposed all-reduces, pp a bubble (p-1)/m and sends, cp ring-attention
+  // sends. Among dp = 8 presets the memory-bound optimizer step sets them apart: DDP updates
+  // all Ψ parameters on every rank, the others Ψ/8. ZeRO-1/2 then expose the all-gather of the
+  // updated parameters after the step, while ZeRO-3's per-unit gathers hide under the compute
+  // of the unit before (only the first gather and the last reduce-scatter stay exposed);
+  // zero-offload adds PCIe copies. The simulator ranks them the same way (zero3, zero1 = zero2,
+  // ddp). Fewer micro-batches launch fewer kernels: 128 / (16 x 8) = 1 micro-batch of 16.
   StatusOr<SearchResult> r = Screen(s, Space(s));
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->feasible.empty());
   EXPECT_EQ(CandidateLabel(r->feasible.front().candidate),
-            "ddp dp8 tp1 pp1 cp1 mb16 recompute=none");
+            "zero3 dp8 tp1 pp1 cp1 mb16 recompute=none");
   EXPECT_EQ(DominantCostVsBest(r->feasible.front().estimate, r->feasible.front().estimate),
             "no part above the best");
   for (const auto& f : r->feasible) {
@@ -191,6 +195,67 @@ TEST(Search, SameResultOnOneAndTwoThreads) {
     EXPECT_EQ(one->feasible[i].estimate.total, two->feasible[i].estimate.total);
   }
   EXPECT_EQ(one->stats.pruned, two->stats.pruned);
+}
+
+// GPT-3 175B on 8 x DGX-A100, as examples/gpt3-175b-tp8-pp8.textproto: global batch 1536
+// sequences of 2048 tokens, bf16 mixed precision, Adam.
+Workload Gpt3OnEightDgxA100() {
+  Workload s;
+  const ModelSpec* model = FindModelPreset("gpt3-175b");
+  PLACESIM_CHECK(model != nullptr);
+  s.model = *model;
+  s.training.global_batch = 1536;
+  const topology::NodeSpec* node = topology::FindNodePreset("DGX-A100");
+  PLACESIM_CHECK(node != nullptr);
+  s.cluster.node = *node;
+  s.cluster.nodes = 8;
+  return s;
+}
+
+TEST(Search, ZeroThreePaysForItsGathersAndZeroTwoForItsReduceScatters) {
+  // With dp·cp > 1, ZeRO-3 all-gathers every unit before each micro-batch's forward and
+  // backward and ZeRO-2 reduce-scatters every micro-batch, where ZeRO-1 synchronizes once per
+  // step: the three no longer tie. ZeRO-3 costs more wherever one micro-batch's gathers
+  // outlast its compute (dp > 1 and cp 4: a stage's Ψ/(tp·pp) gathered across nodes twice per
+  // micro-batch); where they hide, ZeRO-3 can beat ZeRO-1, whose post-step all-gather of the
+  // updated parameters is exposed (the simulator agrees on data-parallel meshes).
+  Workload s = Gpt3OnEightDgxA100();
+  SearchSpace space = Space(s);
+  space.presets = {"zero1", "zero2", "zero3"};
+  StatusOr<SearchResult> r = Screen(s, space, 2);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  using Key = std::tuple<std::string, int64_t, Recompute, bool, PipelineSchedule, int>;
+  std::map<Key, std::map<std::string, Duration>> by_preset;
+  for (const auto& f : r->feasible) {
+    const Candidate& c = f.candidate;
+    if (int64_t{c.mesh.dp} * c.mesh.cp <= 1) continue;
+    const std::string mesh = "dp" + std::to_string(c.mesh.dp) + " tp" + std::to_string(c.mesh.tp) +
+                             " pp" + std::to_string(c.mesh.pp) + " cp" + std::to_string(c.mesh.cp);
+    by_preset[Key{mesh, c.micro_batch, c.recompute, c.sequence_parallel, c.schedule,
+                  c.virtual_stages}][c.preset] = f.estimate.total;
+  }
+  int compared = 0, larger = 0;
+  for (const auto& [key, totals] : by_preset) {
+    const auto z1 = totals.find("zero1");
+    const auto z2 = totals.find("zero2");
+    const auto z3 = totals.find("zero3");
+    if (z1 == totals.end()) continue;
+    const std::string label = std::get<0>(key) + " mb" + std::to_string(std::get<1>(key));
+    if (z3 != totals.end()) {
+      EXPECT_NE(z3->second, z1->second) << label;
+      ++compared;
+      if (z3->second > z1->second) ++larger;
+      if (std::get<0>(key).find("cp4") != std::string::npos &&
+          std::get<0>(key).rfind("dp1 ", 0) != 0) {
+        EXPECT_GT(z3->second, z1->second) << label;
+      }
+    }
+    if (z2 != totals.end()) {
+      EXPECT_GE(z2->second, z1->second) << label;
+    }
+  }
+  EXPECT_GT(compared, 0);
+  EXPECT_GT(larger, compared / 2);
 }
 
 TEST(Search, RefusesABareParameterCount) {
