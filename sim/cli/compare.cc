@@ -54,7 +54,7 @@ void Flatten(const Json& j, const std::string& prefix, const std::string& leaf,
   }
 }
 
-enum class Kind { kAnalyze, kSimulate, kSweep };
+enum class Kind { kAnalyze, kSimulate, kSweep, kBenchmark };
 const char* KindName(Kind k) {
   switch (k) {
     case Kind::kAnalyze:
@@ -63,6 +63,8 @@ const char* KindName(Kind k) {
       return "simulate";
     case Kind::kSweep:
       return "sweep";
+    case Kind::kBenchmark:
+      return "benchmark";
   }
   return "?";
 }
@@ -120,13 +122,31 @@ StatusOr<Result> Load(const std::string& path) {
     }
     return r;
   }
+  if (j.is_object() && j.contains("benchmarks") && j["benchmarks"].is_array()) {
+    // Google Benchmark's JSON (--benchmark_out): per benchmark, its times and rates. Runs are
+    // matched by name; aggregates of repetitions are left out so both files compare alike.
+    r.kind = Kind::kBenchmark;
+    for (const auto& b : j["benchmarks"]) {
+      if (!b.is_object() || !b.contains("name") || !b["name"].is_string()) continue;
+      if (b.value("run_type", "iteration") != "iteration") continue;
+      const std::string name = b["name"].get<std::string>();
+      for (const char* key : {"real_time", "cpu_time", "items_per_second", "bytes_per_second"}) {
+        if (b.contains(key) && b[key].is_number()) {
+          r.metrics.push_back({name + " " + key, key, b[key]});
+        }
+      }
+    }
+    return r;
+  }
   if (j.is_object() && j.contains("scenario") && j.contains("roles")) {
     r.kind = Kind::kAnalyze;
   } else if (j.is_object() && j.contains("step_time_s")) {
     r.kind = Kind::kSimulate;
   } else {
     return InvalidArgumentError(fmt::format(
-        "{}: not a result of `placesim analyze`, `simulate` or `sweep` with --format json", path));
+        "{}: not a result of `placesim analyze`, `simulate` or `sweep` with --format json, nor "
+        "Google Benchmark JSON",
+        path));
   }
   Flatten(j, "", "", &r.metrics);
   return r;
@@ -171,13 +191,14 @@ StatusOr<double> ParseThreshold(std::string_view text) {
 }
 
 MetricDirection DirectionOf(std::string_view leaf) {
-  for (std::string_view higher :
-       {"mfu", "hfu", "tokens_per_second", "headroom_bytes", "fits", "ok", "correctness_ok"}) {
+  for (std::string_view higher : {"mfu", "hfu", "tokens_per_second", "headroom_bytes", "fits", "ok",
+                                  "correctness_ok", "items_per_second", "bytes_per_second"}) {
     if (leaf == higher) return MetricDirection::kHigherIsBetter;
   }
   if (leaf == "capacity_bytes" || leaf == "peak_at_s") return MetricDirection::kNeutral;
   if (leaf.ends_with("_s") || leaf.ends_with("_bytes") || leaf == "bytes" ||
-      leaf == "bubble_fraction" || leaf == "errors" || leaf == "warnings") {
+      leaf == "bubble_fraction" || leaf == "errors" || leaf == "warnings" || leaf == "real_time" ||
+      leaf == "cpu_time") {
     return MetricDirection::kLowerIsBetter;
   }
   return MetricDirection::kNeutral;
@@ -189,8 +210,8 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ost
   std::string format = "table";
   po::options_description desc(
       "placesim compare BASELINE.json CURRENT.json [options]\n"
-      "Compares two results of analyze, simulate or sweep (--format json); exits 1 when a "
-      "metric regressed beyond the threshold");
+      "Compares two results of analyze, simulate or sweep (--format json), or two Google "
+      "Benchmark JSON files; exits 1 when a metric regressed beyond the threshold");
   desc.add_options()("help,h", "show this help")(
       "file", po::value<std::vector<std::string>>(&files), "BASELINE.json CURRENT.json")(
       "threshold", po::value<std::string>(&threshold_text)->default_value("2%"),

@@ -3,6 +3,7 @@
 // exit codes.
 #include "sim/cli/compare.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -232,6 +233,31 @@ TEST(CompareCommand, APointThatStartsFailingRegresses) {
 }
 
 // ---------------------------------------------------------------------------- bad input
+// Google Benchmark JSON as `--benchmark_out` writes it: one run of BM_Step.
+std::string BenchmarkJson(double cpu_time_ms, double items_per_second) {
+  return fmt::format(R"({{"context": {{"num_cpus": 2}}, "benchmarks": [
+    {{"name": "BM_Step", "run_type": "iteration", "iterations": 10, "real_time": {0},
+      "cpu_time": {0}, "time_unit": "ms", "items_per_second": {1}}}]}})",
+                     cpu_time_ms, items_per_second);
+}
+
+TEST(CompareCommand, GoogleBenchmarkResultsCompareByName) {
+  // 40 ms -> 50 ms is +25% time and 25 -> 20 items/s is -20% throughput: both regress at a
+  // 10% threshold; 40 -> 41 ms (+2.5%) is within it.
+  std::string base = WriteTemp("bench-base.json", BenchmarkJson(40, 25));
+  std::string slower = WriteTemp("bench-slower.json", BenchmarkJson(50, 20));
+  std::string noise = WriteTemp("bench-noise.json", BenchmarkJson(41, 24.5));
+  Outcome regressed = Compare({base, slower, "--threshold", "10%"});
+  EXPECT_EQ(regressed.code, 1) << regressed.err;
+  EXPECT_THAT(regressed.out, HasSubstr("BM_Step cpu_time"));
+  EXPECT_THAT(regressed.out, HasSubstr("3 regressed"));  // real_time, cpu_time, items/s
+  Outcome within = Compare({base, noise, "--threshold", "10%"});
+  EXPECT_EQ(within.code, 0) << within.out;
+  Outcome faster = Compare({slower, base, "--threshold", "10%"});
+  EXPECT_EQ(faster.code, 0) << faster.out;
+  EXPECT_THAT(faster.out, HasSubstr("3 improved"));
+}
+
 TEST(CompareCommand, DifferentKindsOfResultAreBadInput) {
   std::string a = WriteTemp("kind_analyze.json", AnalyzeJson().dump(2));
   std::string b = WriteTemp("kind_sweep.json", SweepJson({"--vary", "cluster.nodes=1"}));
