@@ -388,10 +388,41 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     return sh ? CeilDiv(dense, n) + CeilDiv(expert, n) : dense + expert;
   };
 
+  // ---- size: refuse, before allocating anything per op or per bucket, a schedule that
+  // could exceed kMaxScheduleOps. The bound counts the most ops each piece can emit (see the
+  // loops below); doubles, because micro-batches × buckets can pass 2^63.
+  const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
+  const int64_t grad_elements = p.total();
+  const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
+  const int64_t bucket_count = t_gather ? 0 : CeilDiv(grad_elements, per_bucket);
+  {
+    const auto L = static_cast<double>(p.layers);
+    const double U = 2.0 + static_cast<double>(CeilDiv(p.layers, lpu));
+    const auto M = static_cast<double>(m);
+    const auto K = static_cast<double>(bucket_count);
+    // Per micro-batch: per layer alloc + forward, and alloc + recompute + 2 backward + 2
+    // frees; per unit up to 2 gathers of 3 ops, a gradient alloc and a sync of 4; embedding
+    // and output layer 9. Per bucket sync: alloc + 4 (every micro-batch when the gradients
+    // are sharded or synchronized each micro-batch). The step: allocs, optimizer, per part
+    // a copy back and an all-gather.
+    const bool each = g_sharded || options.sync_grads_every_micro_batch;
+    const double bound =
+        M * (8.0 * L + 11.0 * U + 9.0) + K * 5.0 * (each ? M : 1.0) + 2.0 * (K + U) + 16.0;
+    if (bound > static_cast<double>(kMaxScheduleOps)) {
+      const std::string buckets_part =
+          t_gather ? std::string()
+                   : fmt::format(", {} gradient buckets of {} elements", bucket_count, per_bucket);
+      return OutOfRangeError(fmt::format(
+          "the step's schedule would need up to {:.0f} ops ({} micro-batches × {} layers{}); "
+          "the limit is {}: use fewer micro-batches (global_batch / (micro_batch × dp)){} layers{}",
+          bound, m, p.layers, buckets_part, kMaxScheduleOps, t_gather ? " or fewer" : ", fewer",
+          t_gather ? "" : " or larger gradient buckets"));
+    }
+  }
+
   // ---- units
   std::vector<Unit> units;
   units.push_back(Unit{0, 0, kEmbeddingLayer, p.embedding});
-  const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
   for (int64_t l = 0; l < p.layers; l += lpu) {
     const int64_t end = std::min(p.layers, l + lpu);
     units.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
@@ -442,10 +473,9 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const int64_t layer_params = p.per_layer();
 
   // ---- gradient buckets over the full gradient in backward order (replicated params)
-  const int64_t grad_elements = p.total();
   std::vector<Bucket> buckets;
   if (!t_gather) {
-    const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
+    buckets.reserve(static_cast<size_t>(bucket_count));
     for (int64_t e = 0; e < grad_elements; e += per_bucket)
       buckets.push_back(Bucket{e, std::min(grad_elements, e + per_bucket)});
   }

@@ -176,11 +176,18 @@ struct ScheduleOptions {
   bool sync_grads_every_micro_batch = false;
 };
 
+// The most ops one schedule may hold. A step's ops grow with micro-batches × (layers + units
+// + gradient buckets); past this the schedule and its replay would take gigabytes and
+// minutes, so BuildSchedules refuses it up front (kOutOfRange) instead of building it.
+// Real jobs stay far below: 126 layers × 512 micro-batches is about half a million ops.
+inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
+
 // One schedule per distinct rank role. Returns kFailedPrecondition, naming the reason, for
 // what it does not generate: model-parallel meshes ("model-parallel schedules are not
 // generated yet: tp=8"), a bare parameter count without an architecture, offloaded or
 // dp-sharded activations, and placements with correctness errors (Analyze's findings);
-// kInvalidArgument for inputs Analyze rejects or a bucket size below one byte.
+// kInvalidArgument for inputs Analyze rejects or a bucket size below one byte; kOutOfRange,
+// with the count and what reduces it, when the schedule could exceed kMaxScheduleOps.
 // The cluster serves Analyze only (the plan the schedule agrees with); no duration is derived.
 StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const TrainingSpec& training,
                                                const StrategySpec& strategy,

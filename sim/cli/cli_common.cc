@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -71,10 +73,20 @@ std::string CsvField(const std::string& s) {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
+  // A directory would only fail at the rename, after the temporary file was written next to
+  // it; say what is wrong instead.
+  std::error_code probe;
+  if (std::filesystem::is_directory(path, probe)) {
+    return InvalidArgumentError(fmt::format("cannot write \"{}\": it is a directory", path));
+  }
   std::string tmp = path + ".tmp";
   {
+    errno = 0;
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return InvalidArgumentError(fmt::format("cannot write \"{}\"", tmp));
+    if (!f) {
+      return InvalidArgumentError(fmt::format("cannot write \"{}\": cannot create \"{}\": {}", path,
+                                              tmp, std::strerror(errno)));
+    }
     f << content;
     f.flush();
     if (!f) {
@@ -86,7 +98,9 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
-    std::filesystem::remove(tmp, ec);
+    // A separate code: the removal's success must not replace the rename's reason.
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
     return InvalidArgumentError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
   }
   return OkStatus();

@@ -11,6 +11,7 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -19,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "base/errors.h"
@@ -93,6 +95,11 @@ std::string PointKey(const Json& values) {
 }
 
 StatusOr<Result> Load(const std::string& path) {
+  // A directory opens as a stream and then throws on the first read.
+  std::error_code probe;
+  if (std::filesystem::is_directory(path, probe)) {
+    return InvalidArgumentError(fmt::format("{}: is a directory, not a JSON file", path));
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) return NotFoundError(fmt::format("{}: cannot read the file", path));
   Json j = Json::parse(f, nullptr, /*allow_exceptions=*/false);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -758,6 +760,12 @@ int RunMerge(const std::vector<std::string>& args, std::ostream& out, std::ostre
   ErrorList errors;
   std::vector<Input> inputs;
   for (const auto& path : files) {
+    // A directory opens as a stream and then throws on the first read.
+    std::error_code probe;
+    if (std::filesystem::is_directory(path, probe)) {
+      errors.AddLine(fmt::format("{}: is a directory, not a JSON file", path));
+      continue;
+    }
     std::ifstream f(path, std::ios::binary);
     if (!f) {
       errors.AddLine(fmt::format("{}: cannot read the file", path));

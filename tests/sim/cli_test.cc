@@ -271,6 +271,35 @@ TEST(SimulateCommand, ModelParallelScenariosAreRefusedWithTheReason) {
   EXPECT_THAT(r.err, HasSubstr("tp=8"));
 }
 
+TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsRefusedQuickly) {
+  // 8e7 / (4 x dp 2) = 1e7 micro-batches: valid training fields, but the step's schedule
+  // would take gigabytes; it must be refused, with the limit, before it is built.
+  Result r = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--set",
+                          "training.global_batch=80000000"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("10000000 micro-batches"));
+  EXPECT_THAT(r.err, HasSubstr("the limit is 4194304"));
+}
+
+TEST(SimulateCommand, ATraceToADirectorySaysSoAndWritesNothing) {
+  std::string dir = ::testing::TempDir() + "/trace-dir";
+  std::filesystem::create_directories(dir);
+  Result r = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--trace", dir});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("it is a directory"));
+  EXPECT_FALSE(std::filesystem::exists(dir + ".tmp"));
+}
+
+TEST(CompareAndMerge, ADirectoryIsBadInputNotAnInternalError) {
+  const std::string dir = ::testing::TempDir();
+  Result compare = RunPlacesim({"compare", dir, dir});
+  EXPECT_EQ(compare.code, kExitBadInput);
+  EXPECT_THAT(compare.err, HasSubstr("is a directory"));
+  Result merge = RunPlacesim({"merge", dir});
+  EXPECT_EQ(merge.code, kExitBadInput);
+  EXPECT_THAT(merge.err, HasSubstr("is a directory"));
+}
+
 TEST(TopologyCommand, WritesTheDotFileAndASummary) {
   std::string dot = ::testing::TempDir() + "/cluster.dot";
   std::filesystem::remove(dot);

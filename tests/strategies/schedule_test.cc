@@ -389,5 +389,28 @@ TEST(Schedule, RefusesWhatItDoesNotGenerate) {
   EXPECT_THAT(out.status().message(), HasSubstr("gradient-integrity"));
 }
 
+TEST(Schedule, RefusesUpFrontWhatWouldExceedTheOpLimit) {
+  // Millions of micro-batches, or one-byte gradient buckets (billions of buckets for 7B
+  // parameters), must be refused with the count before any op or bucket is allocated.
+  Scenario many = Make("zero3", 8, 1);
+  many.training.micro_batch = 1;
+  many.training.global_batch = 8 * 10'000'000;
+  StatusOr<std::vector<Schedule>> out =
+      BuildSchedules(Model("llama2-7b"), many.training, many.strategy, many.cluster);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(out.status().message(), HasSubstr("10000000 micro-batches"));
+  EXPECT_THAT(out.status().message(), HasSubstr(fmt::format("the limit is {}", kMaxScheduleOps)));
+
+  Scenario tiny_buckets = Make("ddp", 8, 1);
+  ScheduleOptions options;
+  options.bucket_bytes = Bytes::Count(1);
+  out = BuildSchedules(Model("llama2-7b"), tiny_buckets.training, tiny_buckets.strategy,
+                       tiny_buckets.cluster, options);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(out.status().message(), HasSubstr("gradient buckets of 1 elements"));
+}
+
 }  // namespace
 }  // namespace placesim::strategies
