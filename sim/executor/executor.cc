@@ -759,6 +759,15 @@ Status Runner::SetupTrace() {
       if (whole_world || r == ctx_.rank) ranks.push_back(r);
     }
   }
+  // Every traced rank repeats the whole timeline in memory before it is written; bound the
+  // total so that a wide --trace-ranks cannot take gigabytes.
+  const auto traced_ops =
+      static_cast<int64_t>(ranks.size()) * static_cast<int64_t>(sched_.ops.size());
+  if (traced_ops > kMaxTracedOps) {
+    return OutOfRangeError(fmt::format(
+        "trace_ranks: {} ranks × {} ops = {} traced ops; the limit is {}: trace fewer ranks",
+        ranks.size(), sched_.ops.size(), traced_ops, kMaxTracedOps));
+  }
   traces::ChromeTraceWriter& t = *opt_.trace;
   for (int64_t r : ranks) {
     const VertexId g = rank_gpu_[static_cast<size_t>(r)];
@@ -1046,7 +1055,10 @@ StatusOr<RoleResult> Runner::Execute() {
 
 void Runner::CollectLinkStats() {
   std::array<LinkKindStats, kNumLinkKinds> by_kind{};
-  std::array<int64_t, kNumLinkKinds> busy_sum{};
+  // Busy times of the links used, per kind. Their mean is formed as sum(b / n) + sum(b % n) / n,
+  // exact and free of overflow: a plain int64 sum overflows once the busy times of the links
+  // exceed 2^63 ps in total (16 links busy for a 1e6-second step).
+  std::array<std::vector<int64_t>, kNumLinkKinds> busy_of{};
   for (int l = 0; l < cluster_.num_links(); ++l) {
     const size_t k = static_cast<size_t>(cluster_.link(topology::LinkId{l}).kind);
     LinkKindStats& s = by_kind[k];
@@ -1068,7 +1080,7 @@ void Runner::CollectLinkStats() {
     ++s.links_used;
     s.bytes += Bytes::Count(bytes);
     s.busy_max = std::max(s.busy_max, Duration::Picoseconds(busy));
-    busy_sum[k] += busy;
+    busy_of[k].push_back(busy);
     s.peak_flows = std::max(s.peak_flows, peak);
   }
   const double step = static_cast<double>(result_.step_time.picoseconds());
@@ -1076,8 +1088,15 @@ void Runner::CollectLinkStats() {
     LinkKindStats& s = by_kind[static_cast<size_t>(k)];
     if (s.links == 0) continue;
     s.kind = static_cast<topology::LinkKind>(k);
-    if (s.links_used > 0)
-      s.busy_avg = Duration::Picoseconds(busy_sum[static_cast<size_t>(k)] / s.links_used);
+    if (s.links_used > 0) {
+      int64_t quotients = 0;
+      int64_t remainders = 0;
+      for (int64_t b : busy_of[static_cast<size_t>(k)]) {
+        quotients += b / s.links_used;
+        remainders += b % s.links_used;
+      }
+      s.busy_avg = Duration::Picoseconds(quotients + remainders / s.links_used);
+    }
     if (step > 0) {
       s.utilization_max = static_cast<double>(s.busy_max.picoseconds()) / step;
       s.utilization_avg = static_cast<double>(s.busy_avg.picoseconds()) / step;

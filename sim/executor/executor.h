@@ -227,12 +227,17 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
                                  const strategies::StrategySpec& strategy,
                                  const ExecutorOptions& options = {});
 
+// The most ops one run may trace, summed over the traced ranks (about 200 bytes each in the
+// trace): one rank of the largest schedule (strategies::kMaxScheduleOps) always fits.
+inline constexpr int64_t kMaxTracedOps = int64_t{1} << 22;
+
 // Executes one schedule on `cluster` for rank `context.rank` (see the file comment).
 // Errors (kInvalidArgument, naming the field): trace_ranks out of range or not strictly
-// increasing; a compute op on a device without a peak for the
-// precision, without HBM bandwidth or with a non-positive efficiency; host compute without
-// host_flops or host_memory_bandwidth; a copy or ring edge with no route; a collective whose
-// group does not divide the dp axis. kFailedPrecondition: the mesh does not match the cluster.
+// increasing; a compute op on a device without a peak for the precision, without HBM
+// bandwidth or with a non-positive efficiency; host compute without host_flops or
+// host_memory_bandwidth; a copy or ring edge with no route; a collective whose group does
+// not divide the dp axis. kFailedPrecondition: the mesh does not match the cluster.
+// kOutOfRange: the traced ranks × ops exceed kMaxTracedOps.
 StatusOr<RoleResult> ExecuteSchedule(const topology::Cluster& cluster,
                                      const strategies::Schedule& schedule,
                                      const ExecutionContext& context,

@@ -411,6 +411,31 @@ TEST(Executor, LinkStatisticsCountTheRingsBytesPerLinkKind) {
   }
 }
 
+TEST(Executor, LinkStatisticsOfAMillionSecondStepDoNotOverflow) {
+  // One 8-GPU ring all-reduce of S = 2.4e17 B: each of the 16 NVLink links carries one flow of
+  // 2(7/8) S = 4.2e17 B, busy 4.2e17 / 450e9 s = 933,333.3 s = 9.33e17 ps (the step is about
+  // 1e6 s). Summed over the 16 links that is 1.49e19 ps, beyond int64 (9.22e18), so the mean
+  // must not be formed from a plain int64 sum: every link is equally busy, so mean = max.
+  const topology::Cluster cluster = Dgx(1);
+  const Duration busy = DrainTime(4.2e17, 450e9);
+  ASSERT_GT(static_cast<double>(busy.picoseconds()) * 16, 9.3e18);
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    const RoleResult r = RunAllReduce(cluster, 8, Bytes::Count(240'000'000'000'000'000), opt);
+    EXPECT_EQ(r.step_time, Microseconds(14) + busy) << NetworkModelName(model);
+    const LinkKindStats* nvlink = nullptr;
+    for (const LinkKindStats& l : r.links) {
+      if (l.kind == topology::LinkKind::kNvlink) nvlink = &l;
+    }
+    ASSERT_NE(nvlink, nullptr);
+    EXPECT_EQ(nvlink->links_used, 16);
+    EXPECT_EQ(nvlink->busy_max, busy) << NetworkModelName(model);
+    EXPECT_EQ(nvlink->busy_avg, busy) << NetworkModelName(model);
+    EXPECT_GT(nvlink->utilization_avg, 0.99);
+  }
+}
+
 TEST(Executor, TraceHasAProcessPerRequestedRankWithArgs) {
   const topology::Cluster cluster = Dgx(2);
   std::ostringstream out;
