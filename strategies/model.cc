@@ -114,16 +114,22 @@ Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
   const double l = static_cast<double>(t.layers);
   const double h = static_cast<double>(t.hidden);
   const double V = static_cast<double>(t.vocab);
-  const double shape = B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
+  // Eq. 3 is 96·Bslh²(1 + s/6h) + 6BshV: the transformer layers run four passes (forward,
+  // recomputed forward, two for backward) at 24Bsh²(1 + s/6h) each, and the logit layer
+  // three passes at 2BshV, never recomputed. Its V/(16lh) term is 6BshV written over
+  // 96·Bslh². Without recompute the layers run three passes (72) and the logit layer
+  // still 6BshV; selective recompute adds the recomputed attention scores, 4Bs²hl.
+  const double layers = B * s * l * h * h * (1.0 + s / (6.0 * h));
+  const double logits = 6.0 * B * s * h * V;
   switch (recompute) {
     case Recompute::kFull:
-      return Flops::Count(96.0 * shape);
+      return Flops::Count(96.0 * layers + logits);
     case Recompute::kSelective:
-      return Flops::Count(72.0 * shape + 4.0 * B * s * s * h * l);
+      return Flops::Count(72.0 * layers + logits + 4.0 * B * s * s * h * l);
     case Recompute::kNone:
       break;
   }
-  return Flops::Count(72.0 * shape);
+  return Flops::Count(72.0 * layers + logits);
 }
 
 }  // namespace placesim::strategies

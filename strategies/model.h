@@ -37,9 +37,10 @@
 // that working set to the peak.
 //
 // FLOPs. Narayanan et al. 2021, eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) per
-// iteration with full recompute (forward, backward = 2 forwards, recomputed forward) and
-// 72 B s l h^2 (...) without. Selective recompute (Korthikanti Section 5) re-runs only the
-// attention core, adding its forward FLOPs 4 B s^2 h per layer.
+// iteration with full recompute (forward, backward = 2 forwards, recomputed forward). Its
+// last term is the logit layer, 6 B s h V, which is never recomputed; so without recompute
+// F = 72 B s l h^2 (1 + s/(6h)) + 6 B s h V. Selective recompute (Korthikanti Section 5)
+// re-runs only the attention core, adding its forward FLOPs 4 B s^2 h per layer.
 //
 // Thread-safety: pure functions.
 #ifndef PLACESIM_STRATEGIES_MODEL_H_

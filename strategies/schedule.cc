@@ -463,8 +463,9 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // ---- per-op work
   const double layer_fwd = 24.0 * b * s * h * h + 4.0 * b * s * s * h;
   const double attention_core = 4.0 * b * s * s * h;
-  const double head_pass =
-      (recompute == Recompute::kFull ? 96.0 : 72.0) / 48.0 * static_cast<double>(b * s * h * V);
+  // The output layer is never recomputed: 2bshV per pass (forward, backward-input,
+  // backward-weight), 6bshV in all, as in Narayanan et al. 2021 eq. 3.
+  const double head_pass = 2.0 * static_cast<double>(b * s * h * V);
   const int64_t io = 2 * b * s * h;  // a layer's input or output, 16-bit
   const Bytes act_layer = ActivationBytesPerLayer(t, b, s, 1, false, recompute);
   const Bytes act_full = ActivationBytesPerLayer(t, b, s, 1, false, Recompute::kNone);

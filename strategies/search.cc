@@ -241,7 +241,7 @@ PassWork RoleWork(const TransformerSpec& t, const TrainingSpec& training,
     w.backward_kernels += 1;
   }
   if (role.has_head) {
-    const double pass = (rc == Recompute::kFull ? 96.0 : 72.0) / 48.0 * b * s * h * v / (tp * cp);
+    const double pass = 2.0 * b * s * h * v / (tp * cp);  // never recomputed: 2bshV a pass
     const double head_weights = v * h * bpp.params / tp;
     const double head_act = (4.0 * b * s * h + 4.0 * b * s * v) / (tp * cp);
     const double head_grads = static_cast<double>((p.head + p.final_norm) * bpp.grads) / tp;

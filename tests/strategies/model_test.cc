@@ -138,8 +138,14 @@ TEST(MegatronFlops, RecomputeAddsOneForwardPass) {
   const TransformerSpec& t = Model("gpt3-175b").transformer;
   const double none = MegatronFlopsPerIteration(t, 1536, Recompute::kNone).count();
   const double full = MegatronFlopsPerIteration(t, 1536, Recompute::kFull).count();
-  // 96 / 72: forward + backward (2 forwards) + a recomputed forward.
-  EXPECT_DOUBLE_EQ(full / none, 96.0 / 72.0);
+  // Full recompute adds one forward pass of the layers, 24 B s l h^2 (1 + s/6h), and
+  // nothing for the logit layer, which is never recomputed (Narayanan et al. 2021, eq. 3).
+  const double B = 1536, s = 2048, l = 96, h = 12288;
+  EXPECT_DOUBLE_EQ(full - none, 24.0 * B * s * l * h * h * (1.0 + s / (6.0 * h)));
+  // With recompute it is eq. 3 as printed: 96 B s l h^2 (1 + s/6h + V/16lh), V = 51200.
+  const double V = 51200;
+  EXPECT_NEAR(full / (96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h))), 1.0,
+              1e-12);
   // Without recompute the leading term 72 B s l h^2 is 6 x (12 l h^2) per token: the familiar
   // 6 Ψ FLOPs per token, so F / (B s) is within a few percent of 6 x 174.6e9.
   const double per_token = none / (1536.0 * 2048.0);
