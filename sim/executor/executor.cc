@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "sim/engine/engine.h"
+#include "sim/executor/trees.h"
 #include "sim/network/alpha_beta.h"
 #include "sim/network/flow_network.h"
 #include "strategies/analyzer.h"
@@ -196,17 +197,6 @@ void FinishPhase(CommPhase& ph) {
   }
   std::sort(ph.classes.begin(), ph.classes.end());
   ph.classes.erase(std::unique(ph.classes.begin(), ph.classes.end()), ph.classes.end());
-}
-
-// Parent of every position of the balanced in-order binary tree over [lo, hi) (the root of a
-// range is its middle), and the tree's height in edges.
-int BuildTree(int lo, int hi, int parent, std::vector<int>& parents) {
-  if (lo >= hi) return -1;
-  const int mid = lo + (hi - lo) / 2;
-  parents[static_cast<size_t>(mid)] = parent;
-  const int left = BuildTree(lo, mid, mid, parents);
-  const int right = BuildTree(mid + 1, hi, mid, parents);
-  return 1 + std::max(left, right);
 }
 
 // Ring steps of a collective: 2(N-1) for all-reduce, N-1 for the others; one for a
@@ -511,8 +501,8 @@ StatusOr<const CommPlan*> Runner::PlanOf(const Op& op, const GroupLayout& layout
     }
     case CollectiveAlgorithm::kTree: {
       PLACESIM_CHECK(op.collective == CollectiveKind::kAllReduce);
-      std::vector<int> parents(static_cast<size_t>(n), -1);
-      const int height = BuildTree(0, static_cast<int>(n), -1, parents);
+      const DoubleBinaryTree trees = BuildDoubleBinaryTree(static_cast<int>(n));
+      const int height = trees.height;
       CommPhase up;
       CommPhase down;
       for (CommPhase* ph : {&up, &down}) {
@@ -523,8 +513,8 @@ StatusOr<const CommPlan*> Runner::PlanOf(const Op& op, const GroupLayout& layout
         ph->steps = height;
       }
       for (const std::vector<VertexId>& members : layout.groups) {
-        for (int shift = 0; shift < 2; ++shift) {  // tree A, then tree B
-          auto member = [&](int pos) { return members[static_cast<size_t>((pos + shift) % n)]; };
+        for (const std::vector<int>& parents : trees.parents) {  // tree A, then tree B
+          auto member = [&](int pos) { return members[static_cast<size_t>(pos)]; };
           for (int pos = 0; pos < n; ++pos) {
             const int parent = parents[static_cast<size_t>(pos)];
             if (parent < 0) continue;

@@ -41,15 +41,15 @@
 //              crosses the NIC. Phases of one member (L = 1 or M = 1) are skipped.
 //     tree     all-reduce only: NCCL's double binary tree (Sanders, Speck and Traeff 2009, as
 //              in NVIDIA's "Massively Scale Your Deep Learning Training with NCCL 2.4", 2019).
-//              Tree A is the balanced in-order binary tree over positions 0..N-1 (the root of
-//              [lo, hi) is (lo + hi) / 2); tree B the same shape over the members shifted by
-//              one, so a leaf of one tree is interior in the other. Each tree reduces and
+//              The trees are NCCL's (trees.h): tree A from the ranks' lowest set bits, tree
+//              B its mirror (even N) or shift (odd N), so a rank interior in one tree is a
+//              leaf in the other and has at most two children in all. Each tree reduces and
 //              broadcasts half the buffer, pipelined in chunks: phase 1 (reduce) one flow per
 //              edge child -> parent, phase 2 (broadcast) one per edge parent -> child, each
-//              carrying S/2 with k = the tree height h = floor(log2 N). Every device sends and
-//              receives at most S per phase, so an uncontended tree all-reduce takes about
-//              2 h alpha + 2 S / B. The analytic model charges each tree flow S (its device's
-//              load over both trees), which no-contention alpha-beta would otherwise miss.
+//              carrying S/2 with k = the taller tree's height h (about log2 N). Every device sends
+//              and receives at most S per phase, so an uncontended tree all-reduce takes about 2 h
+//              alpha + 2 S / B. The analytic model charges each tree flow S (its device's load over
+//              both trees), which no-contention alpha-beta would otherwise miss.
 //     choice   kAuto (NCCL-like): groups within one node use the ring; groups that span nodes
 //              take the candidate with the lower analytic estimate (the kAnalytic duration
 //              below) for the op's S: hierarchical (when every node holds the same number of
