@@ -132,4 +132,17 @@ Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
   return Flops::Count(72.0 * layers + logits);
 }
 
+double OptimizerFlopsPerElement(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdam:
+    case Optimizer::kAdamW:
+      return 12;
+    case Optimizer::kSgdMomentum:
+      return 4;
+    case Optimizer::kAdam8bit:
+      return 16;
+  }
+  return 12;
+}
+
 }  // namespace placesim::strategies

@@ -109,6 +109,10 @@ Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int
 Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
                                 Recompute recompute);
 
+// FLOPs of the element-wise optimizer update per parameter (approximate: the update is bound
+// by memory traffic on every device, so this only matters for host-side steps).
+double OptimizerFlopsPerElement(Optimizer o);
+
 }  // namespace placesim::strategies
 
 #endif  // PLACESIM_STRATEGIES_MODEL_H_

@@ -275,21 +275,6 @@ Op CopyOp(CopyKind kind, State state, Bytes bytes, Phase phase, int32_t unit, in
   return op;
 }
 
-// Arithmetic of the element-wise optimizer update per parameter (approximate; the update is
-// bound by memory traffic on every device).
-double OptimizerFlopsPerElement(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdam:
-    case Optimizer::kAdamW:
-      return 12;
-    case Optimizer::kSgdMomentum:
-      return 4;
-    case Optimizer::kAdam8bit:
-      return 16;
-  }
-  return 12;
-}
-
 GroupKind GroupOf(int64_t group_size, int64_t dp, bool replica) {
   if (replica) return GroupKind::kReplicaGroup;
   return group_size == dp ? GroupKind::kAxis : GroupKind::kShardGroup;

@@ -162,20 +162,6 @@ struct Roofline {
   }
 };
 
-// Arithmetic of the element-wise optimizer update per parameter, as the schedule counts it.
-double OptimizerFlopsPerElement(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdam:
-    case Optimizer::kAdamW:
-      return 12;
-    case Optimizer::kSgdMomentum:
-      return 4;
-    case Optimizer::kAdam8bit:
-      return 16;
-  }
-  return 12;
-}
-
 // One micro-batch of one rank role: roofline seconds of its forward, backward (input and
 // weight) and recompute ops, and how many kernels each phase launches.
 struct PassWork {
