@@ -284,10 +284,8 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
                   const ScheduleOptions& options) {
   const topology::MeshShape& mesh = strategy.mesh;
   std::vector<std::string> parallel;
-  for (const auto& [name, size] : {std::pair<const char*, int>{"tp", mesh.tp},
-                                   {"pp", mesh.pp},
-                                   {"cp", mesh.cp},
-                                   {"ep", mesh.ep}}) {
+  for (const auto& [name, size] :
+       {std::pair<const char*, int>{"pp", mesh.pp}, {"cp", mesh.cp}, {"ep", mesh.ep}}) {
     if (size > 1) parallel.push_back(fmt::format("{}={}", name, size));
   }
   if (!parallel.empty()) {
@@ -298,6 +296,24 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
     return FailedPreconditionError(
         "a schedule needs the model's architecture (layers, hidden, ...); a bare parameter "
         "count supports `analyze` only");
+  }
+  if (mesh.tp > 1) {
+    // Megatron tensor parallelism: the layer matrices (Θ, Ω, G) sliced on tp; activations
+    // whole (R) or sequence-parallel (S, or S* read as S).
+    for (State st : {State::kParams, State::kOptimizer, State::kGrads}) {
+      if (strategy.at(Axis::kTensor, st).mode != Mode::kSharded) {
+        return FailedPreconditionError(
+            fmt::format("{} {} on tp: tensor-parallel schedules are generated for Megatron "
+                        "slicing (S on tp for params, optimizer and grads) only",
+                        StateName(st), ModeSymbol(strategy.at(Axis::kTensor, st).mode)));
+      }
+    }
+    const Mode tp_act = strategy.at(Axis::kTensor, State::kActivations).mode;
+    if (tp_act == Mode::kOffloaded || tp_act == Mode::kMaterialized) {
+      return FailedPreconditionError(fmt::format(
+          "activations {} on tp: schedules are generated for R or S (sequence parallel) only",
+          ModeSymbol(tp_act)));
+    }
   }
   const Mode act = strategy.at(Axis::kData, State::kActivations).mode;
   if (mesh.dp > 1 &&
@@ -345,6 +361,15 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const int64_t V = t.vocab;
   const Recompute recompute = plan.effective_recompute;
   const int depth = std::max(0, options.prefetch_depth);
+  // Tensor parallelism (Megatron): each tp rank holds 1/t of the sliced matrices (column- and
+  // row-parallel attention and MLP, vocab-parallel embedding and output layer) and the
+  // replicated rest (norms, row-parallel biases), as the plan counts them.
+  const int64_t tp = strategy.mesh.tp;
+  const bool sp = plan.effective_sequence_parallel;
+  const int64_t layer_local = CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated +
+                              p.layer_router + CeilDiv(p.layer_experts, tp);
+  const int64_t embedding_local = CeilDiv(p.embedding, tp);
+  const int64_t head_local = CeilDiv(p.head, tp) + p.final_norm;
 
   // ---- placement on dp
   const auto mode = [&](State st) { return strategy.at(Axis::kData, st).mode; };
@@ -366,8 +391,9 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const bool grads_reduce_scattered = g_sharded || o_sharded;
   // Per-device elements of a state as the plan counts them (dense and expert parts padded
   // separately).
-  const int64_t expert = p.layers * p.layer_experts;
-  const int64_t dense = p.total() - expert;
+  const int64_t expert = p.layers * CeilDiv(p.layer_experts, tp);
+  const int64_t local_total = p.layers * layer_local + embedding_local + head_local;
+  const int64_t dense = local_total - expert;
   const auto elements = [&](State st) {
     const bool sh = shard && IsShardedMode(mode(st));
     return sh ? CeilDiv(dense, n) + CeilDiv(expert, n) : dense + expert;
@@ -377,7 +403,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // could exceed kMaxScheduleOps. The bound counts the most ops each piece can emit (see the
   // loops below); doubles, because micro-batches × buckets can pass 2^63.
   const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
-  const int64_t grad_elements = p.total();
+  const int64_t grad_elements = local_total;
   const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
   const int64_t bucket_count = t_gather ? 0 : CeilDiv(grad_elements, per_bucket);
   {
@@ -387,12 +413,15 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     const auto K = static_cast<double>(bucket_count);
     // Per micro-batch: per layer alloc + forward, and alloc + recompute + 2 backward + 2
     // frees; per unit up to 2 gathers of 3 ops, a gradient alloc and a sync of 4; embedding
-    // and output layer 9. Per bucket sync: alloc + 4 (every micro-batch when the gradients
+    // and output layer 9. With tp > 1 a layer's forward, recompute and backward-input are
+    // two blocks each (3 more ops) with up to 2 tp collectives per block (12), and the
+    // embedding up to 2. Per bucket sync: alloc + 4 (every micro-batch when the gradients
     // are sharded or synchronized each micro-batch). The step: allocs, optimizer, per part
     // a copy back and an all-gather.
     const bool each = g_sharded || options.sync_grads_every_micro_batch;
+    const double per_layer = tp > 1 ? 23.0 : 8.0;
     const double bound =
-        M * (8.0 * L + 11.0 * U + 9.0) + K * 5.0 * (each ? M : 1.0) + 2.0 * (K + U) + 16.0;
+        M * (per_layer * L + 11.0 * U + 11.0) + K * 5.0 * (each ? M : 1.0) + 2.0 * (K + U) + 16.0;
     if (bound > static_cast<double>(kMaxScheduleOps)) {
       const std::string buckets_part =
           t_gather ? std::string()
@@ -407,13 +436,13 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
 
   // ---- units
   std::vector<Unit> units;
-  units.push_back(Unit{0, 0, kEmbeddingLayer, p.embedding});
+  units.push_back(Unit{0, 0, kEmbeddingLayer, embedding_local});
   for (int64_t l = 0; l < p.layers; l += lpu) {
     const int64_t end = std::min(p.layers, l + lpu);
     units.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
-                         (end - l) * p.per_layer()});
+                         (end - l) * layer_local});
   }
-  units.push_back(Unit{0, 0, kOutputLayer, p.head + p.final_norm});
+  units.push_back(Unit{0, 0, kOutputLayer, head_local});
   const auto unit_count = static_cast<int32_t>(units.size());
 
   Schedule sched;
@@ -445,18 +474,61 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
             kNoLayer, -1);
   }
 
-  // ---- per-op work
-  const double layer_fwd = 24.0 * b * s * h * h + 4.0 * b * s * s * h;
-  const double attention_core = 4.0 * b * s * s * h;
+  // ---- per-op work, per tp rank: every matrix product is split t ways (column-parallel
+  // QKV and first MLP projection, row-parallel output projections, vocab-parallel output
+  // layer), so each rank does 1/t of eq. 3's FLOPs and tp x dp ranks do all of them.
+  const auto td = static_cast<double>(tp);
+  const double layer_fwd = (24.0 * b * s * h * h + 4.0 * b * s * s * h) / td;
+  const double attention_core = 4.0 * b * s * s * h / td;
+  // The two blocks of a layer (tp > 1 only, where collectives sit between them): attention
+  // (QKV 6 b s h^2, scores and context 4 b s^2 h, projection 2 b s h^2) and MLP (16 b s h^2).
+  const double attention_fwd = (8.0 * b * s * h * h + 4.0 * b * s * s * h) / td;
+  const double mlp_fwd = layer_fwd - attention_fwd;
   // The output layer is never recomputed: 2bshV per pass (forward, backward-input,
   // backward-weight), 6bshV in all, as in Narayanan et al. 2021 eq. 3.
-  const double head_pass = 2.0 * static_cast<double>(b * s * h * V);
-  const int64_t io = 2 * b * s * h;  // a layer's input or output, 16-bit
-  const Bytes act_layer = ActivationBytesPerLayer(t, b, s, 1, false, recompute);
-  const Bytes act_full = ActivationBytesPerLayer(t, b, s, 1, false, Recompute::kNone);
-  const Bytes act_embedding = Bytes::Count(b * s * h);
-  const Bytes act_head = Bytes::Count(4 * b * s * h + 4 * b * s * V);
-  const int64_t layer_params = p.per_layer();
+  const double head_pass = 2.0 * static_cast<double>(b * s * h * V) / td;
+  // A layer's input or output, 16-bit; sequence parallelism keeps 1/t of the sequence.
+  const int64_t split = sp ? tp : 1;
+  const int64_t io = CeilDiv(2 * b * s * h, split);
+  const Bytes act_layer = ActivationBytesPerLayer(t, b, s, tp, sp, recompute);
+  const Bytes act_full = ActivationBytesPerLayer(t, b, s, tp, sp, Recompute::kNone);
+  const Bytes act_embedding = Bytes::Count(CeilDiv(b * s * h, split));
+  const Bytes act_head = Bytes::Count(CeilDiv(4 * b * s * h + 4 * b * s * V, tp));
+  const int64_t layer_params = layer_local;
+  const int64_t vocab_local = CeilDiv(V * h, tp);
+  // Tensor-parallel collectives: every one moves a full b x s x h activation (or its
+  // gradient) in 16 bits over the tp group (Korthikanti et al. 2022 Section 4.2.2: t-way
+  // all-reduce, or with sequence parallelism all-gather + reduce-scatter of the same
+  // volume). They run on the comm stream; the compute that needs their result waits.
+  const Bytes tp_buffer = Bytes::Count(2 * b * s * h);
+  const auto tp_collective = [&](CollectiveKind kind, Phase phase, int32_t layer, int32_t unit,
+                                 int32_t mb, std::initializer_list<int32_t> deps) {
+    Op op =
+        CollectiveOp(kind, State::kActivations, GroupKind::kAxis, tp, tp_buffer, phase, unit, mb);
+    op.axis = Axis::kTensor;
+    op.layer = layer;
+    return B.Add(op, deps);
+  };
+  // One tensor-parallel block (attention or MLP; forward, recompute or backward-input):
+  // with sequence parallelism an all-gather of the sequence-sharded input, then the compute,
+  // then the reduce-scatter (SP) or all-reduce of its output. In backward the roles are the
+  // conjugates (Megatron's f and g: the all-reduce of the input gradient; under SP the
+  // all-gather of the output gradient and the reduce-scatter of the input gradient), the
+  // same kinds in the same order. `chain` is the collective whose result the block reads;
+  // returns the block's closing collective, and its compute op in *compute.
+  const auto tp_block = [&](const Op& work, int32_t gate, int32_t chain, int32_t* compute) {
+    int32_t before = chain;
+    if (sp)
+      before = tp_collective(CollectiveKind::kAllGather, work.phase, work.layer, work.unit,
+                             work.micro_batch, {chain});
+    *compute = B.Add(work, {gate, before});
+    return tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                         work.phase, work.layer, work.unit, work.micro_batch, {*compute});
+  };
+  // Splits a layer's bytes between its attention block (a third of the matrices: 4h^2 of
+  // 12h^2) and its MLP block (the rest); activations half each.
+  const auto third = [](int64_t x) { return x / 3; };
+  const auto half = [](int64_t x) { return x / 2; };
 
   // ---- gradient buckets over the full gradient in backward order (replicated params)
   std::vector<Bucket> buckets;
@@ -493,6 +565,10 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // buffer to free after the reduce-scatter (-1 when the grads are resident).
   const auto emit_sync = [&](int64_t k, int64_t full, int32_t ready, int32_t bucket_alloc,
                              int32_t unit, int64_t mb) {
+    if (dp == 1) {  // nothing to synchronize: the optimizer waits for the backward only
+      if (mb == m - 1) sync_tail.push_back(ready);
+      return;
+    }
     const Bytes buffer = Bytes::Count(full * bpp.grads);
     const auto mb32 = static_cast<int32_t>(mb);
     int32_t last = -1;
@@ -586,6 +662,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     const int64_t use0 = mb * 2 * unit_count;
     std::vector<int32_t> act_allocs(static_cast<size_t>(p.layers), -1);
     int32_t emb_act = -1, head_act = -1;
+    // The last tensor-parallel collective whose result the next compute reads (-1: none).
+    int32_t chain = -1;
     // Forward.
     for (int32_t u = 0; u < unit_count; ++u) {
       const Unit& unit = units[static_cast<size_t>(u)];
@@ -594,23 +672,43 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       if (unit.special == kEmbeddingLayer) {
         emb_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_embedding,
                           Stream::kCompute, Phase::kForward, kEmbeddingLayer, mb32);
-        last = B.Add(
-            ComputeOp(Phase::kForward, kEmbeddingLayer, u, mb32, 0, b * s * h * bpp.params, io),
-            {gate});
+        last = B.Add(ComputeOp(Phase::kForward, kEmbeddingLayer, u, mb32, 0, b * s * h * bpp.params,
+                               2 * b * s * h),
+                     {gate});
+        // Vocab-parallel embedding: each tp rank looks up the tokens of its vocabulary slice;
+        // the partial outputs are summed (all-reduce, or reduce-scatter into sequence shards).
+        if (tp > 1) {
+          chain = tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                                Phase::kForward, kEmbeddingLayer, u, mb32, {last});
+        }
       } else if (unit.special == kOutputLayer) {
         head_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_head,
                            Stream::kCompute, Phase::kForward, kOutputLayer, mb32);
         last = B.Add(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, head_pass,
-                               V * h * bpp.params + io, act_head.count()),
-                     {gate});
+                               vocab_local * bpp.params + io, act_head.count()),
+                     {gate, chain});
+        chain = -1;
       } else {
         for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l) {
           act_allocs[static_cast<size_t>(l)] = B.Alloc(
               recompute == Recompute::kFull ? MemoryTag::kCheckpoints : MemoryTag::kActivations,
               MemorySpace::kDevice, act_layer, Stream::kCompute, Phase::kForward, l, mb32);
-          last = B.Add(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
-                                 layer_params * bpp.params + io, act_layer.count() + io),
-                       {l == unit.layer_begin ? gate : -1});
+          const int32_t first_gate = l == unit.layer_begin ? gate : -1;
+          if (tp == 1) {
+            last = B.Add(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
+                                   layer_params * bpp.params + io, act_layer.count() + io),
+                         {first_gate});
+            continue;
+          }
+          const int64_t attn_params = third(layer_params * bpp.params);
+          const int64_t kept = half(act_layer.count());
+          chain = tp_block(
+              ComputeOp(Phase::kForward, l, u, mb32, attention_fwd, attn_params + io, kept + io),
+              first_gate, chain, &last);
+          chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, mlp_fwd,
+                                     layer_params * bpp.params - attn_params + io,
+                                     act_layer.count() - kept + io),
+                           -1, chain, &last);
         }
       }
       end_use(use0 + u, last, Phase::kForward);
@@ -658,7 +756,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       int32_t last = -1;
       if (unit.special == kOutputLayer) {
         const int32_t bi = B.Add(ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, head_pass,
-                                           V * h * bpp.params + act_head.count(), io),
+                                           vocab_local * bpp.params + act_head.count(), io),
                                  {gate});
         (void)bi;
         open_buckets(unit.elements);
@@ -667,30 +765,72 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         B.Free(head_act, Stream::kCompute, Phase::kBackwardWeight);
         produce(unit.elements, last, u);
       } else if (unit.special == kEmbeddingLayer) {
+        // The plan counts the embedding's combine once per forward pass, full recompute's
+        // second pass included (Megatron re-runs it when the embedding sits inside the first
+        // checkpointed chunk); it is issued here, where that pass would run.
+        if (tp > 1 && recompute == Recompute::kFull) {
+          tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                        Phase::kRecompute, kEmbeddingLayer, u, mb32, {gate});
+        }
         open_buckets(unit.elements);
         last = B.Add(ComputeOp(Phase::kBackwardWeight, kEmbeddingLayer, u, mb32, 0,
                                io + act_embedding.count(), io),
-                     {gate});
+                     {gate, chain});
+        chain = -1;
         B.Free(emb_act, Stream::kCompute, Phase::kBackwardWeight);
         produce(unit.elements, last, u);
       } else {
         for (int32_t l = unit.layer_end - 1; l >= unit.layer_begin; --l) {
           const int32_t first_dep = l == unit.layer_end - 1 ? gate : -1;
           int32_t rebuilt = -1;
+          int32_t rebuilt_by = -1;  // full recompute under tp: its closing collective
           if (recompute != Recompute::kNone) {
             // Recompute restarts from what the layer kept (full: its input, which is also the
             // first LayerNorm's input, one of the 34 s b h), so it rebuilds only the rest.
             const Bytes extra = act_full - act_layer;
             rebuilt = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, extra,
                               Stream::kCompute, Phase::kRecompute, l, mb32);
-            B.Add(ComputeOp(Phase::kRecompute, l, u, mb32,
-                            recompute == Recompute::kFull ? layer_fwd : attention_core,
-                            layer_params * bpp.params + act_layer.count(), extra.count()),
-                  {first_dep});
+            if (tp > 1 && recompute == Recompute::kFull) {
+              // Full recompute re-runs the forward, its tensor-parallel collectives included.
+              const int64_t attn_params = third(layer_params * bpp.params);
+              const int64_t rebuilt_attn = half(extra.count());
+              int32_t work = -1;
+              rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
+                                              attn_params + act_layer.count(), rebuilt_attn),
+                                    first_dep, -1, &work);
+              rebuilt_by = tp_block(
+                  ComputeOp(Phase::kRecompute, l, u, mb32, mlp_fwd,
+                            layer_params * bpp.params - attn_params, extra.count() - rebuilt_attn),
+                  -1, rebuilt_by, &work);
+            } else {
+              B.Add(ComputeOp(Phase::kRecompute, l, u, mb32,
+                              recompute == Recompute::kFull ? layer_fwd : attention_core,
+                              layer_params * bpp.params + act_layer.count(), extra.count()),
+                    {first_dep});
+            }
           }
-          B.Add(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
-                          layer_params * bpp.params + act_full.count() + io, io),
-                {recompute == Recompute::kNone ? first_dep : -1});
+          const int32_t input_gate = recompute == Recompute::kNone ? first_dep : -1;
+          if (tp == 1) {
+            B.Add(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
+                            layer_params * bpp.params + act_full.count() + io, io),
+                  {input_gate});
+          } else {
+            // MLP block first, then attention; each closes with the collective of its input
+            // gradient, which the next block (or the layer below) reads.
+            const int64_t attn_params = third(layer_params * bpp.params);
+            const int64_t read_attn = half(act_full.count());
+            int32_t work = -1;
+            chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, mlp_fwd,
+                                       layer_params * bpp.params - attn_params + act_full.count() -
+                                           read_attn + io,
+                                       io),
+                             input_gate,
+                             // Both are on the comm stream: the later one ends after the other.
+                             std::max(chain, rebuilt_by), &work);
+            chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
+                                       attn_params + read_attn + io, io),
+                             -1, chain, &work);
+          }
           if (!t_gather) open_buckets(layer_params);
           last = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, layer_fwd,
                                  act_full.count() + io, layer_params * bpp.grads));
@@ -746,22 +886,25 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     }
   }
 
-  // ---- per-device bytes of every collective: the plan's volume per (kind, state, group),
-  // split over the ops by buffer; ring bytes per op where the plan has no such volume
+  // ---- per-device bytes of every collective: the plan's volume per (kind, state, axis,
+  // group), split over the ops by buffer; ring bytes per op where the plan has no such volume
   // (gradients synchronized every micro-batch).
-  using Key = std::tuple<CollectiveKind, State, GroupKind>;
+  using Key = std::tuple<CollectiveKind, State, Axis, GroupKind>;
   std::map<Key, std::pair<int64_t, int64_t>> plan_volume;  // buffer x count, total bytes
   for (const Collective& c : role.collectives) {
     const bool replica =
         c.kind == CollectiveKind::kAllReduce && grads_reduce_scattered && c.state == State::kGrads;
-    auto& v = plan_volume[Key{c.kind, c.state, GroupOf(c.group_size, dp, replica)}];
+    const GroupKind group =
+        c.axis == Axis::kData ? GroupOf(c.group_size, dp, replica) : GroupKind::kAxis;
+    auto& v = plan_volume[Key{c.kind, c.state, c.axis, group}];
     v.first += c.buffer_bytes.count() * c.count;
     v.second += c.total_bytes.count();
   }
   std::map<Key, std::vector<size_t>> ops_of;
   for (size_t i = 0; i < sched.ops.size(); ++i) {
     const Op& op = sched.ops[i];
-    if (op.kind == OpKind::kCollective) ops_of[Key{op.collective, op.state, op.group}].push_back(i);
+    if (op.kind == OpKind::kCollective)
+      ops_of[Key{op.collective, op.state, op.axis, op.group}].push_back(i);
   }
   for (const auto& [key, indices] : ops_of) {
     std::vector<int64_t> weights;

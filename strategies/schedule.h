@@ -1,7 +1,8 @@
 // Schedule: the hardware-agnostic work of one training step on one rank, as a DAG of plain
 // ops that a simulator executes. Built by BuildSchedules for the data-parallel family (DDP,
-// ZeRO-1/2/3, FSDP, hybrid sharding, ZeRO-Offload, ZeRO-Infinity) on a mesh whose only axis
-// larger than 1 is dp; there every rank plays the same role, so one Schedule describes them
+// ZeRO-1/2/3, FSDP, hybrid sharding, ZeRO-Offload, ZeRO-Infinity) on dp, optionally composed
+// with Megatron tensor parallelism (with or without sequence parallelism) on tp, for
+// pp = cp = ep = 1; there every rank plays the same role, so one Schedule describes them
 // all. Durations are not part of a schedule: the device that runs an op decides them.
 //
 // What a step holds (m micro-batches of b sequences, L layers, units of layers_per_unit):
@@ -24,6 +25,18 @@
 //   parameters     S*: every unit all-gathered before its forward and again before its
 //                  backward, prefetch_depth uses ahead, and freed after use. Θ offloaded: the
 //                  unit's shard is copied in (H2D or NVMe read) into staging, then gathered.
+//   tensor par.    tp > 1: every state is this tp rank's slice (1/t of the matrices, the norms
+//                  and row-parallel biases whole), so dp buckets and units shrink by t. A
+//                  layer's forward, full recompute and backward-input are two blocks each
+//                  (attention, MLP); each block closes with an all-reduce over the tp group of
+//                  b s h x 2 bytes (forward: its output; backward: its input gradient), or
+//                  with sequence parallelism opens with an all-gather and closes with a
+//                  reduce-scatter of that buffer (Korthikanti et al. 2022). The compute that
+//                  reads a collective's result depends on it, so tp communication sits on the
+//                  critical path (no TP-comm overlap), except the backward's last one, which
+//                  overlaps the layer's backward-weight GEMM. The vocab-parallel embedding's
+//                  output is all-reduced (SP: reduce-scattered) once per forward pass, full
+//                  recompute's included, as the plan counts it.
 //   optimizer      on the device shard (Compute, phase kOptimizer), or on the host
 //                  (HostCompute) after the gradient shard is copied out after every micro-
 //                  batch; then, for replicated parameters over a sharded optimizer, the
@@ -34,7 +47,8 @@
 // recompute re-runs the forward, selective recompute only the attention core (4 b s^2 h). The
 // output layer carries eq. 3's vocabulary term, K/16 b s h V per micro-batch (K = 96 with full
 // recompute, 72 otherwise) in three equal parts; the embedding lookup has no FLOPs. So the
-// compute FLOPs of one rank's step times dp equal Plan::flops_per_iteration, for every model
+// compute FLOPs of one rank's step times the world (tp x dp; every op's FLOPs are 1/t of the
+// layer's) equal Plan::flops_per_iteration, for every model
 // shape (eq. 3 speaks of the GPT shape; the plan and the schedule both apply it as written).
 // Bytes read and written per compute op (for a roofline): the op's weights, its input, and
 // the activations it saves or reads back; the optimizer reads and writes its shard.
@@ -48,7 +62,7 @@
 //     activations figure.
 //   - every Free names its Alloc (same bytes, tag and memory); at the end of the step only
 //     the static allocs are live.
-//   - the collectives' buffer bytes and per-device bytes, summed per (kind, state, group),
+//   - the collectives' buffer bytes and per-device bytes, summed per (kind, state, axis, group),
 //     equal the plan's collectives to the byte (sync_grads_every_micro_batch multiplies the
 //     replicated-gradient sync by m), and the copies sum to the plan's offload copies.
 // Thread-safety: plain values; BuildSchedules is a pure function of its inputs.
@@ -183,8 +197,9 @@ struct ScheduleOptions {
 inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
 
 // One schedule per distinct rank role. Returns kFailedPrecondition, naming the reason, for
-// what it does not generate: model-parallel meshes ("model-parallel schedules are not
-// generated yet: tp=8"), a bare parameter count without an architecture, offloaded or
+// what it does not generate: pipeline, context or expert parallelism ("model-parallel
+// schedules are not generated yet: pp=8"), tp without Megatron slicing (Θ, Ω, G S on tp) or
+// with M / O activations on tp, a bare parameter count without an architecture, offloaded or
 // dp-sharded activations, and placements with correctness errors (Analyze's findings);
 // kInvalidArgument for inputs Analyze rejects or a bucket size below one byte; kOutOfRange,
 // with the count and what reduces it, when the schedule could exceed kMaxScheduleOps.

@@ -14,7 +14,8 @@
 //   Copy       one flow over the route GPU -> host memory (d2h), host memory -> GPU (h2d),
 //              NVMe -> GPU (nvme-read) or GPU -> NVMe (nvme-write) of the rank's node.
 //   Collective the group's GPUs g_0 .. g_{N-1} (the rank's mesh coordinate with the group's
-//              coordinates on the op's axis; GPUs from PlaceRanks), S = the op's buffer_bytes,
+//              coordinates on the op's axis, dp or tp; GPUs from PlaceRanks, so with tp
+//              innermost a tp group is consecutive GPUs of one node), S = the op's buffer_bytes,
 //              alpha = a flow's route latency, B = its route bottleneck. An op runs its phases
 //              one after the other; a phase starts its flows together and ends when the last
 //              one ends; the op ends with its last phase. A flow that stands for k pipelined
@@ -67,7 +68,8 @@
 // Symmetry folding. The schedule describes every rank of its role, and those ranks run it in
 // lockstep. Only the first rank of the role is simulated op by op, but whatever it puts on the
 // network, every rank does at the same moment: a collective starts the flows of every group of
-// its partition (all N ranks of every group send at once), and a copy starts one flow per GPU
+// its partition (all N ranks of every group send at once: every tp group of every dp replica
+// for a tp collective, every dp group for a dp one), and a copy starts one flow per GPU
 // of the simulated rank's node that plays the role. The op finishes when all of those flows
 // have finished. Contention between the replicas is thereby modeled, at the cost of one
 // replica's compute.
@@ -236,7 +238,7 @@ inline constexpr int64_t kMaxTracedOps = int64_t{1} << 22;
 // increasing; a compute op on a device without a peak for the precision, without HBM
 // bandwidth or with a non-positive efficiency; host compute without host_flops or
 // host_memory_bandwidth; a copy or ring edge with no route; a collective whose group does
-// not divide the dp axis. kFailedPrecondition: the mesh does not match the cluster.
+// not divide its axis. kFailedPrecondition: the mesh does not match the cluster.
 // kOutOfRange: the traced ranks × ops exceed kMaxTracedOps.
 StatusOr<RoleResult> ExecuteSchedule(const topology::Cluster& cluster,
                                      const strategies::Schedule& schedule,

@@ -113,6 +113,39 @@ TEST(Executor, RingAllReduceOnOneNvSwitchNodeMatchesTheAlphaBetaFormula) {
   }
 }
 
+TEST(Executor, TensorParallelAllReduceOfOneLayerMatchesTheRingFormula) {
+  // One llama2-7b layer (h = 4096, s = 4096, b = 1) with tp = 8 on one DGX-H100, dp = 1, one
+  // micro-batch, no sequence parallelism. The tp group is the 8 consecutive GPUs of the node;
+  // each tp all-reduce moves S = b s h x 2 bytes = 33,554,432 B over the ring of one NVSwitch
+  // plane, each edge alone on its two 0.5 us links (alpha = 1 us) at B = 450 GB/s:
+  //   T = 2(N-1) alpha + 2(N-1)/N S / B = 14 us + 58,720,256 B / 450e9 B/s (about 144.5 us).
+  // The step issues five of them, one at a time on the comm stream: the vocab-parallel
+  // embedding's, the attention and MLP outputs' in forward, and the two input gradients' in
+  // backward; nothing else communicates (dp = 1), so the comm stream is busy 5 T.
+  const topology::Cluster cluster = Dgx(1);
+  strategies::ModelSpec model = Llama7b();
+  model.transformer.layers = 1;
+  const strategies::StrategySpec strategy =
+      *strategies::ExpandStrategyPreset("ddp", {.dp = 1, .tp = 8}, 8);
+  const int64_t S = 4096 * 4096 * 2;
+  const Duration ring = Microseconds(14) + DrainTime(2.0 * 7 / 8 * S, 450e9);
+  for (NetworkModel network : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = network;
+    StatusOr<SimResult> r = SimulateStep(cluster, model, Training(1), strategy, opt);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->roles.size(), 1u);
+    const RoleResult& role = r->roles.front();
+    EXPECT_EQ(role.collective_calls[Idx(CollectiveKind::kAllReduce)], 5);
+    EXPECT_EQ(role.collective_bytes[Idx(CollectiveKind::kAllReduce)],
+              Bytes::Count(5 * 2 * 7 * S / 8));
+    EXPECT_EQ(role.comm_busy, ring * 5) << NetworkModelName(network);
+    // Each all-reduce sits on the critical path (the next block reads its result), except
+    // the last one of backward, which overlaps the layer's weight-gradient GEMM.
+    EXPECT_GE(role.exposed_comm, ring * 4) << NetworkModelName(network);
+  }
+}
+
 TEST(Executor, RingAcrossTwoNodesIsBoundByTheNic) {
   // The flat ring, forced: 16 ranks on 2 nodes: the ring crosses the network twice (node0/gpu7 ->
   // node1/gpu0 and back). A 400 Gb/s NIC (50 GB/s) is the bottleneck of those two edges, so the

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -75,17 +76,11 @@ TEST(Schedule, ComputeFlopsSumToEquation3) {
   }
 }
 
-// Every preset of the family, 4 micro-batches per step.
-class FamilyTest : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
-  // fsdp-hybrid on 2 nodes: shards in groups of 8, replicated across the 2 groups.
-  const int dp = std::string(GetParam()) == "fsdp-hybrid" ? 16 : 8;
-  const Scenario s = Make(GetParam(), dp, 4);
-  const Plan plan = Analyzed(s);
+// The schedule agrees with the plan to the byte: dependencies point backwards, memory events
+// balance, static memory and the activation peak equal the plan's, and the collectives per
+// (kind, axis, state) and the offload copies sum to the plan's.
+void ExpectAgreesWithPlan(const Schedule& sched, const Plan& plan) {
   const RankRole& role = plan.roles.front();
-  const Schedule sched = Build(s);
-  ASSERT_EQ(sched.micro_batches, 4);
 
   // Dependencies point backwards; every Free names an earlier Alloc of the same size.
   std::map<int32_t, bool> live;  // alloc index -> still live
@@ -134,17 +129,17 @@ TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
   EXPECT_EQ(act_peak, mem.activations.count());
   EXPECT_EQ(act_live, 0);
 
-  // Collective buffers and per-device bytes per (kind, state) equal the plan's.
-  using Key = std::tuple<CollectiveKind, State>;
+  // Collective buffers and per-device bytes per (kind, axis, state) equal the plan's.
+  using Key = std::tuple<CollectiveKind, topology::Axis, State>;
   std::map<Key, std::pair<int64_t, int64_t>> want, got;
   for (const Collective& c : role.collectives) {
-    want[{c.kind, c.state}].first += c.buffer_bytes.count() * c.count;
-    want[{c.kind, c.state}].second += c.total_bytes.count();
+    want[{c.kind, c.axis, c.state}].first += c.buffer_bytes.count() * c.count;
+    want[{c.kind, c.axis, c.state}].second += c.total_bytes.count();
   }
   for (const Op& op : sched.ops) {
     if (op.kind != OpKind::kCollective) continue;
-    got[{op.collective, op.state}].first += op.buffer_bytes.count();
-    got[{op.collective, op.state}].second += op.bytes.count();
+    got[{op.collective, op.axis, op.state}].first += op.buffer_bytes.count();
+    got[{op.collective, op.axis, op.state}].second += op.bytes.count();
   }
   EXPECT_EQ(got, want);
 
@@ -164,9 +159,111 @@ TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
   EXPECT_EQ(got_copies, want_copies);
 }
 
+// Every preset of the family, 4 micro-batches per step.
+class FamilyTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FamilyTest, AgreesWithThePlanToTheByte) {
+  // fsdp-hybrid on 2 nodes: shards in groups of 8, replicated across the 2 groups.
+  const int dp = std::string(GetParam()) == "fsdp-hybrid" ? 16 : 8;
+  const Scenario s = Make(GetParam(), dp, 4);
+  const Schedule sched = Build(s);
+  ASSERT_EQ(sched.micro_batches, 4);
+  ExpectAgreesWithPlan(sched, Analyzed(s));
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedule, FamilyTest,
                          ::testing::Values("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp-hybrid",
                                            "zero-offload", "zero-infinity", "zero-infinity-host"));
+
+// Tensor parallelism (Megatron) under a data-parallel preset on dp: 16 GPUs as tp x dp.
+struct TpCase {
+  int tp;
+  bool sp;
+  Recompute recompute;
+  const char* preset;
+};
+
+class TensorParallelTest : public ::testing::TestWithParam<TpCase> {};
+
+TEST_P(TensorParallelTest, AgreesWithThePlanToTheByte) {
+  const TpCase& c = GetParam();
+  const int dp = 16 / c.tp;
+  const int64_t m = 2;
+  Scenario s{*ExpandStrategyPreset(c.preset, {.dp = dp, .tp = c.tp}, 8), MakeTraining(1, dp * m),
+             MakeCluster(2)};
+  s.training.recompute = c.recompute;
+  s.training.sequence_parallel = c.sp;
+  const Plan plan = Analyzed(s);
+  ASSERT_TRUE(plan.ok());
+  const Schedule sched = Build(s);
+  ASSERT_EQ(sched.micro_batches, m);
+  ASSERT_EQ(sched.ranks, 16);
+  ExpectAgreesWithPlan(sched, plan);
+
+  // Each of the tp x dp ranks computes 1/(tp dp) of eq. 3.
+  double flops = 0;
+  for (const Op& op : sched.ops)
+    if (op.kind == OpKind::kCompute && op.phase != Phase::kOptimizer) flops += op.flops.count();
+  EXPECT_NEAR(flops * 16 / plan.flops_per_iteration.count(), 1.0, 1e-12);
+
+  // Per layer and micro-batch: forward 2 combines (attention, MLP), backward 2, full
+  // recompute 2 more; each an all-reduce, or under SP an all-gather and a reduce-scatter;
+  // plus the embedding's combine once per forward pass.
+  const int64_t passes = c.recompute == Recompute::kFull ? 2 : 1;
+  const int64_t per_layer = (2 * passes + 2) * 32 * m;
+  int64_t ar = 0, ag = 0, rs = 0;
+  for (const Op& op : sched.ops) {
+    if (op.kind != OpKind::kCollective || op.axis != topology::Axis::kTensor) continue;
+    EXPECT_EQ(op.group_size, c.tp);
+    EXPECT_EQ(op.buffer_bytes.count(), 2 * 4096 * 4096);  // b s h x 2 bytes
+    ar += op.collective == CollectiveKind::kAllReduce;
+    ag += op.collective == CollectiveKind::kAllGather;
+    rs += op.collective == CollectiveKind::kReduceScatter;
+  }
+  EXPECT_EQ(ar, c.sp ? 0 : per_layer + passes * m);
+  EXPECT_EQ(ag, c.sp ? per_layer : 0);
+  EXPECT_EQ(rs, c.sp ? per_layer + passes * m : 0);
+}
+
+std::vector<TpCase> TpCases() {
+  std::vector<TpCase> cases;
+  for (int tp : {2, 4, 8}) {
+    for (bool sp : {false, true}) {
+      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        for (const char* preset : {"ddp", "zero1", "zero3"}) cases.push_back({tp, sp, r, preset});
+      }
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedule, TensorParallelTest, ::testing::ValuesIn(TpCases()),
+                         [](const ::testing::TestParamInfo<TpCase>& info) {
+                           const TpCase& c = info.param;
+                           return fmt::format("tp{}_{}_{}_{}", c.tp, c.sp ? "sp" : "nosp",
+                                              RecomputeName(c.recompute), c.preset);
+                         });
+
+TEST(Schedule, TensorParallelCollectivesAreOnTheCriticalPath) {
+  // Without SP: each layer's MLP forward reads the attention block's all-reduce, and the
+  // next layer's attention reads the MLP's.
+  Scenario s{*ExpandStrategyPreset("ddp", {.dp = 1, .tp = 8}, 8), MakeTraining(1, 1),
+             MakeCluster(1)};
+  const Schedule sched = Build(s);
+  int64_t checked = 0;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    const Op& op = sched.ops[i];
+    if (op.kind != OpKind::kCompute || op.phase != Phase::kForward || op.layer < 0) continue;
+    const std::span<const int32_t> deps = sched.DepsOf(i);
+    ASSERT_FALSE(deps.empty()) << i;
+    const Op& before = sched.ops[static_cast<size_t>(deps.back())];
+    EXPECT_EQ(before.kind, OpKind::kCollective) << i;
+    EXPECT_EQ(before.axis, topology::Axis::kTensor) << i;
+    EXPECT_EQ(before.collective, CollectiveKind::kAllReduce) << i;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2 * 32);
+}
 
 TEST(Schedule, DdpAllReducesBucketsOnlyAfterTheLastMicroBatch) {
   // llama2-7b: Ψ = 6,738,415,616 parameters, 2-byte grads = 13,476,831,232 bytes. Buckets
@@ -374,13 +471,14 @@ INSTANTIATE_TEST_SUITE_P(Schedule, ActivationPeakTest, ::testing::ValuesIn(PeakC
 
 TEST(Schedule, RefusesWhatItDoesNotGenerate) {
   Scenario s = Make("ddp", 8, 1);
-  s.strategy.mesh = {.dp = 1, .tp = 8};
+  s.strategy = *ExpandStrategyPreset("ddp", {.dp = 4, .pp = 2}, 8);
+  s.training = MakeTraining(1, 8);
   StatusOr<std::vector<Schedule>> out =
       BuildSchedules(Model("llama2-7b"), s.training, s.strategy, s.cluster);
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(out.status().message(),
-              HasSubstr("model-parallel schedules are not generated yet: tp=8"));
+              HasSubstr("model-parallel schedules are not generated yet: pp=2"));
   // Sharded grads over a replicated optimizer break gradient integrity.
   Scenario bad = Make("ddp", 8, 1);
   bad.strategy.at(topology::Axis::kData, State::kGrads) = Placement{Mode::kSharded};
