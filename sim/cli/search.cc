@@ -54,16 +54,15 @@ struct Row {
   Duration step() const { return simulated_step ? *simulated_step : screened->estimate.total; }
 };
 
-bool DataParallelOnly(const topology::MeshShape& m) {
-  return m.tp == 1 && m.pp == 1 && m.cp == 1 && m.ep == 1;
-}
+// What the executor replays: data and tensor parallelism (no pipeline, context or expert).
+bool Replayable(const topology::MeshShape& m) { return m.pp == 1 && m.cp == 1 && m.ep == 1; }
 
-// Tier 2: simulates the data-parallel-only rows among the first `k` (see search.h).
+// Tier 2: simulates the replayable rows among the first `k` (see search.h).
 void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, int64_t jobs,
                  std::ostream& err) {
   std::vector<size_t> picks;
   for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < k; ++i) {
-    if (DataParallelOnly(rows[i].screened->candidate.mesh)) picks.push_back(i);
+    if (Replayable(rows[i].screened->candidate.mesh)) picks.push_back(i);
   }
   if (picks.empty()) return;
   StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario.cluster);
@@ -211,7 +210,7 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
   }
   out += fmt::format(
       "{} feasible of {} candidates; step time simulated for {} of the top {} "
-      "(data-parallel only), estimated for the rest\n",
+      "(pp = cp = ep = 1), estimated for the rest\n",
       doc.at("feasible").get<int64_t>(), doc.at("candidates").get<int64_t>(),
       doc.at("simulated").get<int64_t>(), doc.at("simulate_top").get<int64_t>());
   for (const auto& r : rows) {
@@ -240,7 +239,7 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("FIELD=VALUE: pin a searched knob (repeatable); fields: " +
        JoinNames(strategies::SearchFieldNames()))
           .c_str())("simulate-top", po::value<int64_t>(&a.simulate_top)->default_value(32),
-                    "simulate the best K by estimate (data-parallel-only ones); 0 = none")(
+                    "simulate the best K by estimate (those with pp = cp = ep = 1); 0 = none")(
       "top", po::value<int64_t>(&a.top)->default_value(20), "rows to print")(
       "jobs", po::value<int64_t>(&a.jobs)->default_value(0),
       "worker threads; 0 = the hardware's concurrency. Output is identical for every value")(
