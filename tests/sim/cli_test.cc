@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "sim/cli/commands.h"
 
 namespace placesim::sim {
@@ -18,27 +19,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string Example(const std::string& name) {
-  return std::string(PLACESIM_SOURCE_DIR) + "/examples/" + name;
-}
+using cli_test::Example;
+using cli_test::Outcome;
+using cli_test::RunCommand;
+using cli_test::WriteTemp;
+using Result = Outcome;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result RunPlacesim(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = RunCli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+Result RunPlacesim(const std::vector<std::string>& args) { return RunCommand(&RunCli, args); }
 
 int64_t ModelStateBytes(const nlohmann::json& j) {
   return j["memory"]["params_bytes"].get<int64_t>() + j["memory"]["grads_bytes"].get<int64_t>() +

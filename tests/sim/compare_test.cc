@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep.h"
 
@@ -23,27 +24,12 @@ using ::testing::DoubleEq;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Example(const std::string& name) {
-  return std::string(PLACESIM_SOURCE_DIR) + "/examples/" + name;
-}
+using cli_test::Example;
+using cli_test::Outcome;
+using cli_test::RunCommand;
+using cli_test::WriteTemp;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome Compare(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = RunCompare(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
+Outcome Compare(const std::vector<std::string>& args) { return RunCommand(&RunCompare, args); }
 
 // `placesim analyze --format json` of zero-7.5b with extra --set flags.
 nlohmann::ordered_json AnalyzeJson(const std::vector<std::string>& sets = {}) {

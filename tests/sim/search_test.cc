@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "sim/cli/commands.h"
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
@@ -26,17 +27,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using cli_test::Outcome;
+using cli_test::RunCommand;
 
-Outcome Search(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = RunSearch(args, out, err);
-  return {code, out.str(), err.str()};
-}
+Outcome Search(const std::vector<std::string>& args) { return RunCommand(&RunSearch, args); }
 
 // A 4-layer GPT on the 8 GPUs of one DGX-H100 (the same workload as the library's test).
 std::string SmallGptScenario() {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "sim/cli/commands.h"
 
 namespace placesim::sim {
@@ -21,33 +22,13 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string Example(const std::string& name) {
-  return std::string(PLACESIM_SOURCE_DIR) + "/examples/" + name;
-}
+using cli_test::Example;
+using cli_test::Outcome;
+using cli_test::RunCommand;
+using cli_test::WriteTemp;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome Sweep(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = RunSweep(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-Outcome Merge(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  int code = RunMerge(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
+Outcome Sweep(const std::vector<std::string>& args) { return RunCommand(&RunSweep, args); }
+Outcome Merge(const std::vector<std::string>& args) { return RunCommand(&RunMerge, args); }
 
 // A 2-layer GPT on 2 H100s with ZeRO-3: small enough that a step simulates in milliseconds.
 constexpr const char* kTinyGpt = R"pb(

@@ -1,0 +1,46 @@
+// Helpers shared by the tests that drive `placesim` subcommands in-process: the path of a
+// shipped example, running a command and capturing its exit code and output, and writing a
+// scenario to a temporary file.
+#ifndef PLACESIM_TESTS_SIM_CLI_TEST_UTIL_H_
+#define PLACESIM_TESTS_SIM_CLI_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace placesim::sim::cli_test {
+
+// A file of examples/, found through PLACESIM_SOURCE_DIR, never the working directory.
+inline std::string Example(const std::string& name) {
+  return std::string(PLACESIM_SOURCE_DIR) + "/examples/" + name;
+}
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+// Any subcommand entry point: RunCli, RunSweep, RunMerge, RunCompare, RunSearch.
+using Command = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
+
+inline Outcome RunCommand(Command command, const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = command(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// Writes `text` to TempDir()/name and returns the path.
+inline std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+}  // namespace placesim::sim::cli_test
+
+#endif  // PLACESIM_TESTS_SIM_CLI_TEST_UTIL_H_
