@@ -186,8 +186,8 @@ TEST(SimulateCommand, ReportsStepTimeAndUtilisationInJson) {
 
 TEST(SimulateCommand, RunsAndTracesAreByteIdentical) {
   std::string path = WriteTemp("fsdp-twice.textproto", kFsdpScenario);
-  std::string t1 = ::testing::TempDir() + "/trace1.json";
-  std::string t2 = ::testing::TempDir() + "/trace2.json";
+  std::string t1 = cli_test::TempPath("trace1.json");
+  std::string t2 = cli_test::TempPath("trace2.json");
   Result a = RunPlacesim({"simulate", path, "--trace", t1});
   Result b = RunPlacesim({"simulate", path, "--trace", t2});
   ASSERT_EQ(a.code, kExitOk) << a.err;
@@ -214,7 +214,7 @@ TEST(SimulateCommand, CsvHasAHeaderAndOneRowPerRole) {
 TEST(SimulateCommand, TraceRanksWritesOneProcessPerRequestedRank) {
   // FSDP on one node: all 8 ranks play one role, so ranks 0-3 and 6 are 5 processes.
   std::string path = WriteTemp("fsdp-ranks.textproto", kFsdpScenario);
-  std::string trace = ::testing::TempDir() + "/ranks.json";
+  std::string trace = cli_test::TempPath("ranks.json");
   Result r = RunPlacesim({"simulate", path, "--trace", trace, "--trace-ranks", "0-3,6"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   std::ifstream f(trace);
@@ -228,7 +228,7 @@ TEST(SimulateCommand, TraceRanksWritesOneProcessPerRequestedRank) {
 
 TEST(SimulateCommand, BadTraceRanksAreRefusedBeforeRunning) {
   std::string path = WriteTemp("fsdp-badranks.textproto", kFsdpScenario);
-  std::string trace = ::testing::TempDir() + "/never-ranks.json";
+  std::string trace = cli_test::TempPath("never-ranks.json");
   std::filesystem::remove(trace);
   Result out_of_range = RunPlacesim({"simulate", path, "--trace", trace, "--trace-ranks", "0-8"});
   EXPECT_EQ(out_of_range.code, kExitBadInput);
@@ -276,7 +276,7 @@ TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsRefusedQuickly) {
 }
 
 TEST(SimulateCommand, ATraceToADirectorySaysSoAndWritesNothing) {
-  std::string dir = ::testing::TempDir() + "/trace-dir";
+  std::string dir = cli_test::TempPath("trace-dir");
   std::filesystem::create_directories(dir);
   Result r = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--trace", dir});
   EXPECT_EQ(r.code, kExitBadInput);
@@ -295,7 +295,7 @@ TEST(CompareAndMerge, ADirectoryIsBadInputNotAnInternalError) {
 }
 
 TEST(TopologyCommand, WritesTheDotFileAndASummary) {
-  std::string dot = ::testing::TempDir() + "/cluster.dot";
+  std::string dot = cli_test::TempPath("cluster.dot");
   std::filesystem::remove(dot);
   Result r = RunPlacesim({"topology", Example("llama3-70b-tp8-zero1.textproto"), "--dot", dot});
   ASSERT_EQ(r.code, kExitOk) << r.err;
@@ -318,7 +318,7 @@ TEST(TopologyCommand, JsonCountsEveryGpu) {
 }
 
 TEST(TopologyCommand, AnInvalidScenarioLeavesNoDotFile) {
-  std::string dot = ::testing::TempDir() + "/never.dot";
+  std::string dot = cli_test::TempPath("never.dot");
   std::filesystem::remove(dot);
   Result r = RunPlacesim(
       {"topology", Example("zero-7.5b.textproto"), "--set", "cluster.nodes=0", "--dot", dot});

@@ -34,9 +34,20 @@ inline Outcome RunCommand(Command command, const std::vector<std::string>& args)
   return {code, out.str(), err.str()};
 }
 
-// Writes `text` to TempDir()/name and returns the path.
+// A path under TempDir() private to the running test: ctest runs tests in parallel
+// processes, so two tests must never write the same file.
+inline std::string TempPath(const std::string& name) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string prefix = info ? std::string(info->test_suite_name()) + "." + info->name() + "-" : "";
+  for (char& c : prefix) {
+    if (c == '/') c = '_';  // parameterized test names
+  }
+  return ::testing::TempDir() + "/" + prefix + name;
+}
+
+// Writes `text` to TempPath(name) and returns the path.
 inline std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = TempPath(name);
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }

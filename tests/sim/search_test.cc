@@ -34,7 +34,7 @@ Outcome Search(const std::vector<std::string>& args) { return RunCommand(&RunSea
 
 // A 4-layer GPT on the 8 GPUs of one DGX-H100 (the same workload as the library's test).
 std::string SmallGptScenario() {
-  std::string path = ::testing::TempDir() + "/search-small-gpt.textproto";
+  std::string path = cli_test::TempPath("search-small-gpt.textproto");
   std::ofstream(path, std::ios::binary) << R"pb(
     name: "search-small-gpt"
     cluster { node_preset: "DGX-H100" nodes: 1 }
