@@ -18,6 +18,7 @@
 
 #include "base/errors.h"
 #include "strategies/model.h"
+#include "strategies/pipeline.h"
 
 namespace placesim::strategies {
 
@@ -384,7 +385,31 @@ RankRole BuildStage(const Context& c, int i) {
       // from them is made on the device.
       mem.activations = rebuilt;
     } else {
-      mem.activations = act + std::max(Bytes::Zero(), rebuilt - head);
+      // The peak, walking the stage's passes in the order its schedule runs them: a forward
+      // keeps its chunk's layers (plus the embedding's mask on the model's first chunk, the
+      // output layer's buffers on its last); a backward first frees the output layer's
+      // buffers, then holds what recompute rebuilds for its first layer beside everything
+      // still kept, and at its end has freed the chunk. With p = 1 this is
+      // act + max(0, rebuilt - head).
+      const Bytes chunk_bytes = act_per_layer * layers_per_chunk;
+      const Bytes embedding = first ? Bytes::Count(CeilDiv(sbh, split)) : Bytes::Zero();
+      const auto kept = [&](int chunk) {
+        return chunk_bytes + (chunk == 0 ? embedding : Bytes::Zero()) +
+               (chunk == c.v - 1 ? head : Bytes::Zero());
+      };
+      Bytes live, peak;
+      for (const PipelinePass& pass :
+           PipelineOrder(c.training->pipeline_schedule, c.pp, c.v, c.m, i)) {
+        if (!pass.backward) {
+          live += kept(pass.chunk);
+          peak = std::max(peak, live);
+        } else {
+          const Bytes out = pass.chunk == c.v - 1 ? head : Bytes::Zero();
+          peak = std::max(peak, live - out + rebuilt);
+          live -= kept(pass.chunk);
+        }
+      }
+      mem.activations = peak;
     }
   }
 
@@ -770,6 +795,14 @@ void CheckComposition(const Context& c, Plan& plan) {
     AddFinding(plan, Severity::kError, "virtual-stages", std::nullopt, Axis::kPipeline,
                fmt::format("virtual_stages {} needs the interleaved-1f1b schedule and pp > 1", c.v),
                "set virtual_stages to 1, or use interleaved-1f1b with pp > 1");
+  }
+  if (c.pp > 1 && c.v > 1 && c.training->pipeline_schedule == PipelineSchedule::kInterleaved1F1B &&
+      c.m % c.pp != 0) {
+    AddFinding(plan, Severity::kError, "interleaved-microbatches", std::nullopt, Axis::kPipeline,
+               fmt::format("{} micro-batch{} per step is not a multiple of pp {}: the interleaved "
+                           "schedule runs micro-batches in groups of pp (Megatron-LM)",
+                           c.m, c.m == 1 ? "" : "es", c.pp),
+               "use a global batch that gives a multiple of pp micro-batches per step, or 1f1b");
   }
   if (c.pp > 1 && c.m < c.pp) {
     AddFinding(plan, Severity::kWarning, "pipeline-microbatches", std::nullopt, Axis::kPipeline,

@@ -216,6 +216,21 @@ TEST(Correctness, VirtualStagesNeedTheInterleavedSchedule) {
   EXPECT_THAT(f[0].message, HasSubstr("needs the interleaved-1f1b schedule"));
 }
 
+TEST(Correctness, InterleavedScheduleRunsMicroBatchesInGroupsOfPp) {
+  // Megatron-LM's interleaved schedule takes micro-batches p at a time: 6 per step on pp 4
+  // is refused, 8 is fine.
+  TrainingSpec t = MakeTraining(1, 12);
+  t.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  t.virtual_stages = 2;
+  const StrategySpec s = Preset("megatron", {.dp = 2, .pp = 4});
+  const auto f = With(Check(Model("llama2-7b"), s, t, MakeCluster(1)), "interleaved-microbatches");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, HasSubstr("6 micro-batches per step is not a multiple of pp 4"));
+  t.global_batch = 16;
+  EXPECT_TRUE(With(Check(Model("llama2-7b"), s, t, MakeCluster(1)), "interleaved-microbatches")
+                  .empty());
+}
+
 TEST(Correctness, GlobalBatchMustDivideByMicroBatchTimesDp) {
   const auto f =
       With(Check(Model("zero-7.5b"), Preset("ddp", {.dp = 8}), MakeTraining(2, 20), MakeCluster(1)),

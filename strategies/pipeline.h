@@ -1,0 +1,41 @@
+// Pipeline schedules: the order in which a stage runs the forward and backward passes of a
+// step. Shared by the analyzer (activation memory per stage, exactly as the schedule holds
+// it) and the schedule builder.
+// Thread-safety: pure functions.
+#ifndef PLACESIM_STRATEGIES_PIPELINE_H_
+#define PLACESIM_STRATEGIES_PIPELINE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "strategies/spec.h"
+
+namespace placesim::strategies {
+
+// One forward or backward pass of a micro-batch through one model chunk of a stage.
+struct PipelinePass {
+  bool backward = false;
+  int32_t micro_batch = 0;
+  int32_t chunk = 0;  // model chunk (virtual stage) of the stage, 0..v-1
+
+  friend bool operator==(const PipelinePass&, const PipelinePass&) = default;
+};
+
+// The order in which pipeline stage `stage` of `p` runs the m x v forward and m x v backward
+// passes of a step (v = model chunks per stage; 1 unless interleaved).
+//   kGpipe (Huang et al. 2019): every forward, then every backward, micro-batches ascending.
+//   k1F1B (PipeDream-Flush, Narayanan et al. 2021): min(p - stage - 1, m) warm-up forwards,
+//     then one forward and one backward alternately, then the remaining backwards.
+//   kInterleaved1F1B (Megatron-LM's interleaved schedule, Narayanan et al. 2021 Section
+//     2.2.2): the k-th forward runs chunk (k mod p v) / p of micro-batch (k / p v) p + k mod p,
+//     the k-th backward the same micro-batch on chunk v - 1 - (k mod p v) / p; warm-up
+//     (p - stage - 1) 2 + (v - 1) p forwards (all m v when m = p), then 1F1B. REQUIRES m % p
+//     == 0 (Megatron-LM's requirement, checked by Analyze's "interleaved-microbatches").
+// With p = 1 every schedule is forward, backward per micro-batch.
+// REQUIRES: p >= 1, 0 <= stage < p, v >= 1, m >= 1.
+std::vector<PipelinePass> PipelineOrder(PipelineSchedule schedule, int p, int v, int64_t m,
+                                        int stage);
+
+}  // namespace placesim::strategies
+
+#endif  // PLACESIM_STRATEGIES_PIPELINE_H_
