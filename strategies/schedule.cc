@@ -43,6 +43,8 @@ const char* OpKindName(OpKind k) {
       return "alloc";
     case OpKind::kFree:
       return "free";
+    case OpKind::kRecv:
+      return "recv";
   }
   return "unknown";
 }
@@ -57,6 +59,8 @@ const char* StreamName(Stream s) {
       return "copy";
     case Stream::kHost:
       return "host";
+    case Stream::kP2p:
+      return "p2p";
   }
   return "unknown";
 }
@@ -283,15 +287,44 @@ GroupKind GroupOf(int64_t group_size, int64_t dp, bool replica) {
 Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Plan& plan,
                   const ScheduleOptions& options) {
   const topology::MeshShape& mesh = strategy.mesh;
-  std::vector<std::string> parallel;
-  for (const auto& [name, size] :
-       {std::pair<const char*, int>{"pp", mesh.pp}, {"cp", mesh.cp}, {"ep", mesh.ep}}) {
-    if (size > 1) parallel.push_back(fmt::format("{}={}", name, size));
+  if (mesh.ep > 1) {
+    return FailedPreconditionError(
+        fmt::format("model-parallel schedules are not generated yet: ep={}", mesh.ep));
   }
-  if (!parallel.empty()) {
-    return FailedPreconditionError(fmt::format("model-parallel schedules are not generated yet: {}",
-                                               fmt::join(parallel, ", ")));
+  if (mesh.cp > 1) {
+    // Context parallelism (ring attention): the sequence split on cp, and the model states
+    // placed on cp as on dp, so that gradients and shards are synchronized over dp x cp.
+    for (State st : {State::kParams, State::kOptimizer, State::kGrads}) {
+      if (strategy.at(Axis::kContext, st).mode != strategy.at(Axis::kData, st).mode) {
+        return FailedPreconditionError(fmt::format(
+            "{} {} on cp but {} on dp: context-parallel schedules are generated for model "
+            "states placed on cp as on dp (synchronized over dp x cp) only",
+            StateName(st), ModeSymbol(strategy.at(Axis::kContext, st).mode),
+            ModeSymbol(strategy.at(Axis::kData, st).mode)));
+      }
+    }
+    if (strategy.at(Axis::kContext, State::kActivations).mode != Mode::kSharded) {
+      return FailedPreconditionError(
+          fmt::format("activations {} on cp: context-parallel schedules split the sequence "
+                      "(S on cp) only",
+                      ModeSymbol(strategy.at(Axis::kContext, State::kActivations).mode)));
+    }
   }
+  // Θ, Ω and G must be sliced (S) on an axis that splits the model: each pipeline stage holds
+  // its own layers; each tp rank its Megatron slice.
+  const auto require_sliced = [&](Axis axis, const char* what) -> Status {
+    for (State st : {State::kParams, State::kOptimizer, State::kGrads}) {
+      if (strategy.at(axis, st).mode != Mode::kSharded) {
+        return FailedPreconditionError(fmt::format(
+            "{} {} on {}: {} schedules are generated for S on {} for params, optimizer and "
+            "grads only",
+            StateName(st), ModeSymbol(strategy.at(axis, st).mode), topology::AxisName(axis), what,
+            topology::AxisName(axis)));
+      }
+    }
+    return OkStatus();
+  };
+  if (mesh.pp > 1) RETURN_IF_ERROR(require_sliced(Axis::kPipeline, "pipeline"));
   if (!model.has_architecture()) {
     return FailedPreconditionError(
         "a schedule needs the model's architecture (layers, hidden, ...); a bare parameter "
@@ -300,14 +333,7 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
   if (mesh.tp > 1) {
     // Megatron tensor parallelism: the layer matrices (Θ, Ω, G) sliced on tp; activations
     // whole (R) or sequence-parallel (S, or S* read as S).
-    for (State st : {State::kParams, State::kOptimizer, State::kGrads}) {
-      if (strategy.at(Axis::kTensor, st).mode != Mode::kSharded) {
-        return FailedPreconditionError(
-            fmt::format("{} {} on tp: tensor-parallel schedules are generated for Megatron "
-                        "slicing (S on tp for params, optimizer and grads) only",
-                        StateName(st), ModeSymbol(strategy.at(Axis::kTensor, st).mode)));
-      }
-    }
+    RETURN_IF_ERROR(require_sliced(Axis::kTensor, "tensor-parallel"));
     const Mode tp_act = strategy.at(Axis::kTensor, State::kActivations).mode;
     if (tp_act == Mode::kOffloaded || tp_act == Mode::kMaterialized) {
       return FailedPreconditionError(fmt::format(
@@ -352,7 +378,6 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const TransformerSpec& t = model.transformer;
   const ParameterBreakdown p = CountParameters(t);
   const StateBytes bpp = BytesPerParameter(training);
-  const RankRole& role = plan.roles.front();
   const int64_t dp = strategy.mesh.dp;
   const int64_t m = plan.micro_batches;
   const int64_t b = training.micro_batch;
@@ -368,8 +393,14 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const bool sp = plan.effective_sequence_parallel;
   const int64_t layer_local = CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated +
                               p.layer_router + CeilDiv(p.layer_experts, tp);
-  const int64_t embedding_local = CeilDiv(p.embedding, tp);
-  const int64_t head_local = CeilDiv(p.head, tp) + p.final_norm;
+  // Pipeline parallelism: stage i holds L / p layers in v chunks of L / (p v); chunk c of
+  // stage i is virtual stage c p + i (Megatron-LM's interleaved assignment).
+  const int pp = strategy.mesh.pp;
+  const int v = pp > 1 && training.pipeline_schedule == PipelineSchedule::kInterleaved1F1B
+                    ? std::max(1, training.virtual_stages)
+                    : 1;
+  const int64_t stage_layers = p.layers / pp;
+  const int64_t chunk_layers = stage_layers / v;
 
   // ---- placement on dp
   const auto mode = [&](State st) { return strategy.at(Axis::kData, st).mode; };
@@ -377,7 +408,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     return strategy.at(Axis::kData, st).target == OffloadTarget::kNvme ? MemorySpace::kNvme
                                                                        : MemorySpace::kHost;
   };
-  const bool shard = dp > 1;
+  // Context parallelism joins dp for the model states (CheckScope): they are sharded and
+  // synchronized over the dp x cp ranks of a tp rank and stage.
+  const int64_t cp = strategy.mesh.cp;
+  const int64_t dpc = dp * cp;
+  const bool shard = dpc > 1;
   const bool g_sharded = shard && IsShardedMode(mode(State::kGrads));
   const bool o_sharded = shard && IsShardedMode(mode(State::kOptimizer));
   const bool t_offloaded = shard && mode(State::kParams) == Mode::kOffloaded;
@@ -385,43 +420,82 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const bool o_offloaded = shard && mode(State::kOptimizer) == Mode::kOffloaded;
   const bool any_sharded = shard && (IsShardedMode(mode(State::kParams)) || o_sharded || g_sharded);
   const int g = strategy.shard_group_size;
-  const int64_t n = any_sharded ? ((g > 0 && g <= dp && dp % g == 0) ? g : dp) : dp;
-  const int64_t replicas = dp / n;
-  const GroupKind shard_group = GroupOf(n, dp, false);
+  const int64_t n_dp = any_sharded ? ((g > 0 && g <= dp && dp % g == 0) ? g : dp) : dp;
+  const int64_t n = n_dp * cp;  // ranks of a shard group (all of dp x cp unless hybrid)
+  const int64_t replicas = dp / n_dp;
+  const GroupKind shard_group = GroupOf(n, dpc, false);
   const bool grads_reduce_scattered = g_sharded || o_sharded;
-  // Per-device elements of a state as the plan counts them (dense and expert parts padded
-  // separately).
-  const int64_t expert = p.layers * CeilDiv(p.layer_experts, tp);
-  const int64_t local_total = p.layers * layer_local + embedding_local + head_local;
-  const int64_t dense = local_total - expert;
-  const auto elements = [&](State st) {
-    const bool sh = shard && IsShardedMode(mode(st));
-    return sh ? CeilDiv(dense, n) + CeilDiv(expert, n) : dense + expert;
-  };
+  const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
+  const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
+
+  // ---- per-op work, per tp rank: every matrix product is split t ways (column-parallel
+  // QKV and first MLP projection, row-parallel output projections, vocab-parallel output
+  // layer), so each rank does 1/t of eq. 3's FLOPs and tp x dp ranks do all of them. With
+  // context parallelism a rank holds s_c = s / cp tokens: its GEMMs cover those, and its
+  // queries attend to all s keys (4 b s_c s h), so cp ranks do a layer's FLOPs together.
+  const int64_t sc = CeilDiv(s, cp);
+  const auto td = static_cast<double>(tp);
+  const double layer_fwd = (24.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
+  const double attention_core = 4.0 * b * sc * s * h / td;
+  // The two blocks of a layer (tp > 1 only, where collectives sit between them): attention
+  // (QKV 6 b s h^2, scores and context 4 b s^2 h, projection 2 b s h^2) and MLP (16 b s h^2).
+  const double attention_fwd = (8.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
+  const double mlp_fwd = layer_fwd - attention_fwd;
+  // The output layer is never recomputed: 2bshV per pass (forward, backward-input,
+  // backward-weight), 6bshV in all, as in Narayanan et al. 2021 eq. 3.
+  const double head_pass = 2.0 * static_cast<double>(b * sc * h * V) / td;
+  // A layer's input or output, 16-bit; sequence parallelism keeps 1/t of the sequence.
+  const int64_t split = sp ? tp : 1;
+  const int64_t io = CeilDiv(2 * b * sc * h, split);
+  const Bytes act_layer = ActivationBytesPerLayer(t, b, sc, tp, sp, recompute);
+  const Bytes act_full = ActivationBytesPerLayer(t, b, sc, tp, sp, Recompute::kNone);
+  const Bytes act_embedding = Bytes::Count(CeilDiv(b * sc * h, split));
+  const Bytes act_head = Bytes::Count(CeilDiv(4 * b * sc * h + 4 * b * sc * V, tp));
+  const int64_t layer_params = layer_local;
+  const int64_t vocab_local = CeilDiv(V * h, tp);
+  // Tensor-parallel collectives: every one moves a full b x s x h activation (or its
+  // gradient) in 16 bits over the tp group (Korthikanti et al. 2022 Section 4.2.2: t-way
+  // all-reduce, or with sequence parallelism all-gather + reduce-scatter of the same
+  // volume). They run on the comm stream; the compute that needs their result waits.
+  const Bytes tp_buffer = Bytes::Count(2 * b * sc * h);
+  // Pipeline sends: a stage boundary's activation (forward) or its gradient (backward), 1/t
+  // of b x s x h per tp rank (the scatter/gather optimization of Narayanan et al. 2021
+  // Section 4.1, or the sequence-parallel shard).
+  const Bytes p2p_bytes = Bytes::Count(CeilDiv(2 * b * sc * h, tp));
+  // Ring attention (context parallelism): K and V of s_c tokens, 16-bit, this tp rank's heads,
+  // passed to the next cp rank cp - 1 times per attention pass (and their gradients too in
+  // backward), as the plan counts them.
+  const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (h / t.heads);
+  const Bytes kv_bytes = Bytes::Count(2 * b * sc * CeilDiv(kv_width, tp) * 2);
+  // Splits a layer's bytes between its attention block (a third of the matrices: 4h^2 of
+  // 12h^2) and its MLP block (the rest); activations half each.
+  const auto third = [](int64_t x) { return x / 3; };
+  const auto half = [](int64_t x) { return x / 2; };
 
   // ---- size: refuse, before allocating anything per op or per bucket, a schedule that
   // could exceed kMaxScheduleOps. The bound counts the most ops each piece can emit (see the
   // loops below); doubles, because micro-batches × buckets can pass 2^63.
-  const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
-  const int64_t grad_elements = local_total;
-  const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
-  const int64_t bucket_count = t_gather ? 0 : CeilDiv(grad_elements, per_bucket);
   {
-    const auto L = static_cast<double>(p.layers);
-    const double U = 2.0 + static_cast<double>(CeilDiv(p.layers, lpu));
+    const int64_t most_local = stage_layers * layer_local + CeilDiv(p.embedding, tp) +
+                               CeilDiv(std::max(p.head, V * h), tp) + p.final_norm;
+    const int64_t bucket_count = t_gather ? 0 : CeilDiv(most_local, per_bucket);
+    const auto L = static_cast<double>(stage_layers);
+    const double U = 2.0 + static_cast<double>(v * CeilDiv(chunk_layers, lpu));
     const auto M = static_cast<double>(m);
     const auto K = static_cast<double>(bucket_count);
     // Per micro-batch: per layer alloc + forward, and alloc + recompute + 2 backward + 2
     // frees; per unit up to 2 gathers of 3 ops, a gradient alloc and a sync of 4; embedding
-    // and output layer 9. With tp > 1 a layer's forward, recompute and backward-input are
-    // two blocks each (3 more ops) with up to 2 tp collectives per block (12), and the
-    // embedding up to 2. Per bucket sync: alloc + 4 (every micro-batch when the gradients
-    // are sharded or synchronized each micro-batch). The step: allocs, optimizer, per part
-    // a copy back and an all-gather.
+    // and output layer 9; per chunk pass a send and a receive each way. With tp > 1 a
+    // layer's forward, recompute and backward-input are two blocks each (3 more ops) with up
+    // to 2 tp collectives per block (12), and the embedding up to 2. Per bucket sync: alloc
+    // + 4 (every micro-batch when the gradients are sharded or synchronized each
+    // micro-batch). With cp > 1 a layer's three attention passes add up to 3 (cp - 1) ring
+    // exchanges and parts. The step: allocs, optimizer, per part a copy back and an
+    // all-gather.
     const bool each = g_sharded || options.sync_grads_every_micro_batch;
-    const double per_layer = tp > 1 ? 23.0 : 8.0;
-    const double bound =
-        M * (per_layer * L + 11.0 * U + 11.0) + K * 5.0 * (each ? M : 1.0) + 2.0 * (K + U) + 16.0;
+    const double per_layer = (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(cp - 1);
+    const double bound = M * (per_layer * L + 11.0 * U + 11.0 + 4.0 * v) +
+                         K * 5.0 * (each ? M : 1.0) + 2.0 * (K + U) + 20.0;
     if (bound > static_cast<double>(kMaxScheduleOps)) {
       const std::string buckets_part =
           t_gather ? std::string()
@@ -429,505 +503,680 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       return OutOfRangeError(fmt::format(
           "the step's schedule would need up to {:.0f} ops ({} micro-batches × {} layers{}); "
           "the limit is {}: use fewer micro-batches (global_batch / (micro_batch × dp)){} layers{}",
-          bound, m, p.layers, buckets_part, kMaxScheduleOps, t_gather ? " or fewer" : ", fewer",
+          bound, m, stage_layers, buckets_part, kMaxScheduleOps, t_gather ? " or fewer" : ", fewer",
           t_gather ? "" : " or larger gradient buckets"));
     }
   }
 
-  // ---- units
-  std::vector<Unit> units;
-  units.push_back(Unit{0, 0, kEmbeddingLayer, embedding_local});
-  for (int64_t l = 0; l < p.layers; l += lpu) {
-    const int64_t end = std::min(p.layers, l + lpu);
-    units.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
-                         (end - l) * layer_local});
-  }
-  units.push_back(Unit{0, 0, kOutputLayer, head_local});
-  const auto unit_count = static_cast<int32_t>(units.size());
+  // The schedule of pipeline stage `stage` (the only one when pp = 1).
+  const auto build_stage = [&](int stage) {
+    const bool first = stage == 0;
+    const bool last = stage == pp - 1;
+    const RankRole* role_ptr = &plan.roles.front();
+    for (const RankRole& r : plan.roles) {
+      if (r.first_stage <= stage && stage <= r.last_stage) role_ptr = &r;
+    }
+    const RankRole& role = *role_ptr;
+    // Per-device elements on this stage, as the plan counts them: the embedding on the first
+    // stage; the output layer on the last, which keeps its own copy of a tied word embedding
+    // when it is not also the first (Megatron-LM).
+    const int64_t embedding_local = first ? CeilDiv(p.embedding, tp) : 0;
+    const int64_t head_local =
+        last ? CeilDiv(p.head, tp) + p.final_norm + (p.head == 0 && !first ? vocab_local : 0) : 0;
+    const bool tied_exchange = pp > 1 && p.head == 0 && (first || last);
+    // Dense and expert parts padded separately.
+    const int64_t expert = stage_layers * CeilDiv(p.layer_experts, tp);
+    const int64_t local_total = stage_layers * layer_local + embedding_local + head_local;
+    const int64_t dense = local_total - expert;
+    const auto elements = [&](State st) {
+      const bool sh = shard && IsShardedMode(mode(st));
+      return sh ? CeilDiv(dense, n) + CeilDiv(expert, n) : dense + expert;
+    };
+    const int64_t grad_elements = local_total;
+    const int64_t bucket_count = t_gather ? 0 : CeilDiv(grad_elements, per_bucket);
 
-  Schedule sched;
-  sched.role = role.name;
-  sched.ranks = role.ranks;
-  sched.micro_batches = m;
-  sched.units = unit_count;
-  Builder B(sched);
+    // ---- units, chunk by chunk; chunk_units[c] = [begin, end) of chunk c's units
+    std::vector<Unit> units;
+    std::vector<std::pair<int32_t, int32_t>> chunk_units;
+    for (int c = 0; c < v; ++c) {
+      const auto begin = static_cast<int32_t>(units.size());
+      if (first && c == 0) units.push_back(Unit{0, 0, kEmbeddingLayer, embedding_local});
+      const int64_t l0 = (int64_t{c} * pp + stage) * chunk_layers;
+      for (int64_t l = l0; l < l0 + chunk_layers; l += lpu) {
+        const int64_t end = std::min(l0 + chunk_layers, l + lpu);
+        units.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
+                             (end - l) * layer_local});
+      }
+      if (last && c == v - 1) units.push_back(Unit{0, 0, kOutputLayer, head_local});
+      chunk_units.emplace_back(begin, static_cast<int32_t>(units.size()));
+    }
+    const auto unit_count = static_cast<int32_t>(units.size());
+    // Index of a stage layer in per-micro-batch arrays: its position on this stage.
+    const auto local_layer = [&](int32_t l) {
+      const int64_t virtual_stage = l / chunk_layers;
+      return static_cast<size_t>((virtual_stage / pp) * chunk_layers + l % chunk_layers);
+    };
+    const std::vector<PipelinePass> passes =
+        PipelineOrder(training.pipeline_schedule, pp, v, m, stage);
 
-  // ---- static allocs
-  const MemoryBreakdown& mem = role.memory;
-  B.Alloc(MemoryTag::kParams, MemorySpace::kDevice, mem.params, Stream::kCompute, Phase::kStep,
-          kNoLayer, -1);
-  B.Alloc(MemoryTag::kGrads, MemorySpace::kDevice, mem.grads, Stream::kCompute, Phase::kStep,
-          kNoLayer, -1);
-  B.Alloc(MemoryTag::kOptimizer, MemorySpace::kDevice, mem.optimizer, Stream::kCompute,
-          Phase::kStep, kNoLayer, -1);
-  B.Alloc(MemoryTag::kStaging, MemorySpace::kDevice, mem.offload_staging, Stream::kCompute,
-          Phase::kStep, kNoLayer, -1);
-  const std::pair<State, MemoryTag> offloadable[] = {{State::kParams, MemoryTag::kParams},
-                                                     {State::kOptimizer, MemoryTag::kOptimizer},
-                                                     {State::kGrads, MemoryTag::kGrads}};
-  for (const auto& [st, tag] : offloadable) {
-    if (!(shard && mode(st) == Mode::kOffloaded)) continue;
-    const int64_t per = st == State::kParams      ? bpp.params
-                        : st == State::kOptimizer ? bpp.optimizer
-                                                  : bpp.grads;
-    B.Alloc(tag, target(st), Bytes::Count(elements(st) * per), Stream::kHost, Phase::kStep,
+    Schedule sched;
+    sched.role = role.name;
+    sched.stage = stage;
+    sched.ranks = strategy.mesh.world() / pp;
+    sched.micro_batches = m;
+    sched.units = unit_count;
+    Builder B(sched);
+
+    // ---- static allocs
+    const MemoryBreakdown& mem = role.memory;
+    B.Alloc(MemoryTag::kParams, MemorySpace::kDevice, mem.params, Stream::kCompute, Phase::kStep,
             kNoLayer, -1);
-  }
-
-  // ---- per-op work, per tp rank: every matrix product is split t ways (column-parallel
-  // QKV and first MLP projection, row-parallel output projections, vocab-parallel output
-  // layer), so each rank does 1/t of eq. 3's FLOPs and tp x dp ranks do all of them.
-  const auto td = static_cast<double>(tp);
-  const double layer_fwd = (24.0 * b * s * h * h + 4.0 * b * s * s * h) / td;
-  const double attention_core = 4.0 * b * s * s * h / td;
-  // The two blocks of a layer (tp > 1 only, where collectives sit between them): attention
-  // (QKV 6 b s h^2, scores and context 4 b s^2 h, projection 2 b s h^2) and MLP (16 b s h^2).
-  const double attention_fwd = (8.0 * b * s * h * h + 4.0 * b * s * s * h) / td;
-  const double mlp_fwd = layer_fwd - attention_fwd;
-  // The output layer is never recomputed: 2bshV per pass (forward, backward-input,
-  // backward-weight), 6bshV in all, as in Narayanan et al. 2021 eq. 3.
-  const double head_pass = 2.0 * static_cast<double>(b * s * h * V) / td;
-  // A layer's input or output, 16-bit; sequence parallelism keeps 1/t of the sequence.
-  const int64_t split = sp ? tp : 1;
-  const int64_t io = CeilDiv(2 * b * s * h, split);
-  const Bytes act_layer = ActivationBytesPerLayer(t, b, s, tp, sp, recompute);
-  const Bytes act_full = ActivationBytesPerLayer(t, b, s, tp, sp, Recompute::kNone);
-  const Bytes act_embedding = Bytes::Count(CeilDiv(b * s * h, split));
-  const Bytes act_head = Bytes::Count(CeilDiv(4 * b * s * h + 4 * b * s * V, tp));
-  const int64_t layer_params = layer_local;
-  const int64_t vocab_local = CeilDiv(V * h, tp);
-  // Tensor-parallel collectives: every one moves a full b x s x h activation (or its
-  // gradient) in 16 bits over the tp group (Korthikanti et al. 2022 Section 4.2.2: t-way
-  // all-reduce, or with sequence parallelism all-gather + reduce-scatter of the same
-  // volume). They run on the comm stream; the compute that needs their result waits.
-  const Bytes tp_buffer = Bytes::Count(2 * b * s * h);
-  const auto tp_collective = [&](CollectiveKind kind, Phase phase, int32_t layer, int32_t unit,
-                                 int32_t mb, std::initializer_list<int32_t> deps) {
-    Op op =
-        CollectiveOp(kind, State::kActivations, GroupKind::kAxis, tp, tp_buffer, phase, unit, mb);
-    op.axis = Axis::kTensor;
-    op.layer = layer;
-    return B.Add(op, deps);
-  };
-  // One tensor-parallel block (attention or MLP; forward, recompute or backward-input):
-  // with sequence parallelism an all-gather of the sequence-sharded input, then the compute,
-  // then the reduce-scatter (SP) or all-reduce of its output. In backward the roles are the
-  // conjugates (Megatron's f and g: the all-reduce of the input gradient; under SP the
-  // all-gather of the output gradient and the reduce-scatter of the input gradient), the
-  // same kinds in the same order. `chain` is the collective whose result the block reads;
-  // returns the block's closing collective, and its compute op in *compute.
-  const auto tp_block = [&](const Op& work, int32_t gate, int32_t chain, int32_t* compute) {
-    int32_t before = chain;
-    if (sp)
-      before = tp_collective(CollectiveKind::kAllGather, work.phase, work.layer, work.unit,
-                             work.micro_batch, {chain});
-    *compute = B.Add(work, {gate, before});
-    return tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                         work.phase, work.layer, work.unit, work.micro_batch, {*compute});
-  };
-  // Splits a layer's bytes between its attention block (a third of the matrices: 4h^2 of
-  // 12h^2) and its MLP block (the rest); activations half each.
-  const auto third = [](int64_t x) { return x / 3; };
-  const auto half = [](int64_t x) { return x / 2; };
-
-  // ---- gradient buckets over the full gradient in backward order (replicated params)
-  std::vector<Bucket> buckets;
-  if (!t_gather) {
-    buckets.reserve(static_cast<size_t>(bucket_count));
-    for (int64_t e = 0; e < grad_elements; e += per_bucket)
-      buckets.push_back(Bucket{e, std::min(grad_elements, e + per_bucket)});
-  }
-  std::vector<int64_t> bucket_weights;
-  for (const Bucket& k : buckets) bucket_weights.push_back(k.end - k.begin);
-  std::vector<int64_t> unit_weights;
-  for (const Unit& u : units) unit_weights.push_back(u.elements);
-  // This rank's shard of each bucket / unit, for copies of shards (sums to the shard).
-  const auto shard_parts = [&](State st, int64_t per, const std::vector<int64_t>& weights) {
-    return Split(elements(st) * per, weights);
-  };
-
-  // Gradient sync of one micro-batch: after the backward-weight op that completes each
-  // bucket or unit. Returns the ops the optimizer waits for.
-  std::vector<int32_t> sync_tail;  // last gradient op per bucket / unit (step end)
-  std::vector<int32_t> d2h_ops;    // grad shard copies to the host
-  const bool replicated_sync_each = options.sync_grads_every_micro_batch;
-  const auto sync_now = [&](int64_t mb) {
-    if (g_sharded) return true;
-    return replicated_sync_each || mb == m - 1;
-  };
-  const std::vector<int64_t> grad_d2h_per_bucket =
-      o_offloaded
-          ? shard_parts(State::kOptimizer, bpp.grads, t_gather ? unit_weights : bucket_weights)
-          : std::vector<int64_t>{};
-
-  // Emits the sync of part k (bucket or unit) of micro-batch mb, its buffer `full` elements.
-  // `ready` is the backward op that completes it; `bucket_alloc` the transient full-gradient
-  // buffer to free after the reduce-scatter (-1 when the grads are resident).
-  const auto emit_sync = [&](int64_t k, int64_t full, int32_t ready, int32_t bucket_alloc,
-                             int32_t unit, int64_t mb) {
-    if (dp == 1) {  // nothing to synchronize: the optimizer waits for the backward only
-      if (mb == m - 1) sync_tail.push_back(ready);
-      return;
+    B.Alloc(MemoryTag::kGrads, MemorySpace::kDevice, mem.grads, Stream::kCompute, Phase::kStep,
+            kNoLayer, -1);
+    B.Alloc(MemoryTag::kOptimizer, MemorySpace::kDevice, mem.optimizer, Stream::kCompute,
+            Phase::kStep, kNoLayer, -1);
+    B.Alloc(MemoryTag::kStaging, MemorySpace::kDevice, mem.offload_staging, Stream::kCompute,
+            Phase::kStep, kNoLayer, -1);
+    const std::pair<State, MemoryTag> offloadable[] = {{State::kParams, MemoryTag::kParams},
+                                                       {State::kOptimizer, MemoryTag::kOptimizer},
+                                                       {State::kGrads, MemoryTag::kGrads}};
+    for (const auto& [st, tag] : offloadable) {
+      if (!(shard && mode(st) == Mode::kOffloaded)) continue;
+      const int64_t per = st == State::kParams      ? bpp.params
+                          : st == State::kOptimizer ? bpp.optimizer
+                                                    : bpp.grads;
+      B.Alloc(tag, target(st), Bytes::Count(elements(st) * per), Stream::kHost, Phase::kStep,
+              kNoLayer, -1);
     }
-    const Bytes buffer = Bytes::Count(full * bpp.grads);
-    const auto mb32 = static_cast<int32_t>(mb);
-    int32_t last = -1;
-    if (grads_reduce_scattered) {
-      last = B.Add(CollectiveOp(CollectiveKind::kReduceScatter, State::kGrads, shard_group, n,
-                                buffer, Phase::kBackwardWeight, unit, mb32),
-                   {ready});
-      B.Free(bucket_alloc, Stream::kComm, Phase::kBackwardWeight, {last});
-      if (o_offloaded) {
-        last = B.Add(CopyOp(CopyKind::kDeviceToHost, State::kGrads,
-                            Bytes::Count(grad_d2h_per_bucket[static_cast<size_t>(k)]),
-                            Phase::kBackwardWeight, unit, mb32),
-                     {last});
-        d2h_ops.push_back(last);
+
+    const auto tp_collective = [&](CollectiveKind kind, Phase phase, int32_t layer, int32_t unit,
+                                   int32_t mb, std::initializer_list<int32_t> deps) {
+      Op op =
+          CollectiveOp(kind, State::kActivations, GroupKind::kAxis, tp, tp_buffer, phase, unit, mb);
+      op.axis = Axis::kTensor;
+      op.layer = layer;
+      return B.Add(op, deps);
+    };
+    // One tensor-parallel block (attention or MLP; forward, recompute or backward-input):
+    // with sequence parallelism an all-gather of the sequence-sharded input, then the
+    // compute, then the reduce-scatter (SP) or all-reduce of its output. In backward the
+    // roles are the conjugates (Megatron's f and g: the all-reduce of the input gradient;
+    // under SP the all-gather of the output gradient and the reduce-scatter of the input
+    // gradient), the same kinds in the same order. `chain` is the collective whose result
+    // the block reads; returns the block's closing collective, and its compute op in
+    // *compute.
+    // Work that holds a layer's attention, under context parallelism (ring attention): cp
+    // equal parts, part k (k >= 1) computing against the K/V chunk that the k-th ring exchange
+    // brought in; the exchanges start once part 0 has made K and V, so they overlap the
+    // parts before them. In backward each part also passes on the K/V gradients it
+    // accumulated. Returns the last part.
+    const auto attention = [&](const Op& work, int32_t d1, int32_t d2) {
+      if (cp == 1) return B.Add(work, {d1, d2});
+      Op part = work;
+      part.flops = Flops::Count(work.flops.count() / static_cast<double>(cp));
+      part.bytes_read = Bytes::Count(work.bytes_read.count() / cp);
+      part.bytes_written = Bytes::Count(work.bytes_written.count() / cp);
+      Op first_part = part;
+      first_part.bytes_read = work.bytes_read - part.bytes_read * (cp - 1);
+      first_part.bytes_written = work.bytes_written - part.bytes_written * (cp - 1);
+      int32_t prev = B.Add(first_part, {d1, d2});
+      const int32_t kv_ready = prev;
+      Op exchange = CollectiveOp(CollectiveKind::kSendRecv, State::kActivations, GroupKind::kAxis,
+                                 cp, kv_bytes, work.phase, work.unit, work.micro_batch);
+      exchange.axis = Axis::kContext;
+      exchange.layer = work.layer;
+      for (int64_t k = 1; k < cp; ++k) {
+        prev = B.Add(part, {B.Add(exchange, {kv_ready})});
+        if (work.phase == Phase::kBackwardInput) B.Add(exchange, {prev});
       }
-      if (replicas > 1 && mb == m - 1) {
-        last =
-            B.Add(CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kReplicaGroup,
-                               replicas, Bytes::Count(CeilDiv(full, n) * bpp.grads),
-                               Phase::kBackwardWeight, unit, mb32),
-                  {last});
+      return prev;
+    };
+    const auto tp_block = [&](const Op& work, int32_t gate, int32_t chain, int32_t* compute,
+                              bool holds_attention = false) {
+      int32_t before = chain;
+      if (sp)
+        before = tp_collective(CollectiveKind::kAllGather, work.phase, work.layer, work.unit,
+                               work.micro_batch, {chain});
+      *compute = holds_attention ? attention(work, gate, before) : B.Add(work, {gate, before});
+      return tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                           work.phase, work.layer, work.unit, work.micro_batch, {*compute});
+    };
+    // Pipeline point-to-point: a send on the p2p stream to `peer`, and the receive that the
+    // pass's first compute waits for (matched to its send once every stage is built).
+    const auto send = [&](State state, Phase phase, int32_t peer, int32_t mb, int32_t chunk,
+                          Bytes bytes, std::initializer_list<int32_t> deps) {
+      Op op =
+          CollectiveOp(CollectiveKind::kSendRecv, state, GroupKind::kAxis, 2, bytes, phase, -1, mb);
+      op.axis = Axis::kPipeline;
+      op.stream = Stream::kP2p;
+      op.peer_stage = peer;
+      op.chunk = chunk;
+      op.bytes = bytes;
+      return B.Add(op, deps);
+    };
+    const auto recv = [&](State state, Phase phase, int32_t peer, int32_t mb, int32_t chunk) {
+      Op op;
+      op.kind = OpKind::kRecv;
+      op.stream = Stream::kCompute;
+      op.phase = phase;
+      op.micro_batch = mb;
+      op.chunk = chunk;
+      op.state = state;
+      op.peer_stage = peer;
+      op.axis = Axis::kPipeline;
+      return B.Add(op);
+    };
+
+    // ---- gradient buckets over the full gradient in backward order (replicated params):
+    // chunks from the last to the first, each from its last unit to its first.
+    std::vector<Bucket> buckets;
+    if (!t_gather) {
+      buckets.reserve(static_cast<size_t>(bucket_count));
+      for (int64_t e = 0; e < grad_elements; e += per_bucket)
+        buckets.push_back(Bucket{e, std::min(grad_elements, e + per_bucket)});
+    }
+    std::vector<int64_t> bucket_weights;
+    for (const Bucket& k : buckets) bucket_weights.push_back(k.end - k.begin);
+    std::vector<int64_t> unit_weights;
+    for (const Unit& u : units) unit_weights.push_back(u.elements);
+    // This rank's shard of each bucket / unit, for copies of shards (sums to the shard).
+    const auto shard_parts = [&](State st, int64_t per, const std::vector<int64_t>& weights) {
+      return Split(elements(st) * per, weights);
+    };
+
+    // Gradient sync of one micro-batch: after the backward-weight op that completes each
+    // bucket or unit. Returns the ops the optimizer waits for.
+    std::vector<int32_t> sync_tail;  // last gradient op per bucket / unit (step end)
+    std::vector<int32_t> d2h_ops;    // grad shard copies to the host
+    const bool replicated_sync_each = options.sync_grads_every_micro_batch;
+    const auto sync_now = [&](int64_t mb) {
+      if (g_sharded) return true;
+      return replicated_sync_each || mb == m - 1;
+    };
+    const std::vector<int64_t> grad_d2h_per_bucket =
+        o_offloaded
+            ? shard_parts(State::kOptimizer, bpp.grads, t_gather ? unit_weights : bucket_weights)
+            : std::vector<int64_t>{};
+
+    // Emits the sync of part k (bucket or unit) of micro-batch mb, its buffer `full`
+    // elements. `ready` is the backward op that completes it; `bucket_alloc` the transient
+    // full-gradient buffer to free after the reduce-scatter (-1 when the grads are resident).
+    const auto emit_sync = [&](int64_t k, int64_t full, int32_t ready, int32_t bucket_alloc,
+                               int32_t unit, int64_t mb) {
+      if (dpc == 1) {  // nothing to synchronize: the optimizer waits for the backward only
+        if (mb == m - 1) sync_tail.push_back(ready);
+        return;
       }
-    } else {
-      last = B.Add(CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kAxis, dp,
-                                buffer, Phase::kBackwardWeight, unit, mb32),
-                   {ready});
-    }
-    if (mb == m - 1) sync_tail.push_back(last);
-  };
-
-  // ---- parameter uses under S* / O: forward units 0..U-1 then backward U-1..0, per
-  // micro-batch; use j's gather waits until use j - depth - 1 released its buffer.
-  std::vector<int32_t> gather_of;   // per use: the all-gather op
-  std::vector<int32_t> gathered;    // per use: the Alloc of its gathered buffer (S*)
-  std::vector<int32_t> release_of;  // per use: the op after which its buffer is reusable
-  const int64_t uses = t_gather ? 2 * unit_count * m : 0;
-  const std::vector<int64_t> fetch_parts =
-      t_offloaded ? shard_parts(State::kParams, bpp.params, unit_weights) : std::vector<int64_t>{};
-  const auto use_unit = [&](int64_t j) {
-    const int64_t r = j % (2 * unit_count);
-    return static_cast<int32_t>(r < unit_count ? r : 2 * unit_count - 1 - r);
-  };
-  const auto emit_gather = [&](int64_t j) {
-    if (j >= uses) return;
-    const int32_t u = use_unit(j);
-    const auto mb = static_cast<int32_t>(j / (2 * unit_count));
-    const Phase phase =
-        (j % (2 * unit_count)) < unit_count ? Phase::kForward : Phase::kBackwardInput;
-    const int32_t wait = j - depth - 1 >= 0 ? release_of[static_cast<size_t>(j - depth - 1)] : -1;
-    const Bytes full = Bytes::Count(units[static_cast<size_t>(u)].elements * bpp.params);
-    int32_t before = wait;
-    int32_t buffer = -1;
-    if (t_offloaded) {
-      Op copy =
-          CopyOp(target(State::kParams) == MemorySpace::kNvme ? CopyKind::kNvmeRead
-                                                              : CopyKind::kHostToDevice,
-                 State::kParams, Bytes::Count(fetch_parts[static_cast<size_t>(u)]), phase, u, mb);
-      before = B.Add(copy, {wait});
-    } else {
-      buffer = B.Alloc(MemoryTag::kGatheredParams, MemorySpace::kDevice, full, Stream::kComm, phase,
-                       kNoLayer, mb, {wait});
-      B.at(buffer).unit = u;
-    }
-    gathered[static_cast<size_t>(j)] = buffer;
-    gather_of[static_cast<size_t>(j)] =
-        B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n, full, phase,
-                           u, mb),
-              {before});
-  };
-  if (t_gather) {
-    gather_of.assign(static_cast<size_t>(uses), -1);
-    gathered.assign(static_cast<size_t>(uses), -1);
-    release_of.assign(static_cast<size_t>(uses), -1);
-    for (int64_t j = 0; j <= depth; ++j) emit_gather(j);
-  }
-  // Before use j's compute: prefetch use j + depth (use j's own gather is already out).
-  const auto begin_use = [&](int64_t j) -> int32_t {
-    if (!t_gather) return -1;
-    if (j > 0) emit_gather(j + depth);
-    return gather_of[static_cast<size_t>(j)];
-  };
-  const auto end_use = [&](int64_t j, int32_t last_compute, Phase phase) {
-    if (!t_gather) return;
-    const int32_t freed = B.Free(gathered[static_cast<size_t>(j)], Stream::kCompute, phase);
-    release_of[static_cast<size_t>(j)] = freed >= 0 ? freed : last_compute;
-  };
-
-  // ---- micro-batches
-  for (int64_t mb = 0; mb < m; ++mb) {
-    const auto mb32 = static_cast<int32_t>(mb);
-    const int64_t use0 = mb * 2 * unit_count;
-    std::vector<int32_t> act_allocs(static_cast<size_t>(p.layers), -1);
-    int32_t emb_act = -1, head_act = -1;
-    // The last tensor-parallel collective whose result the next compute reads (-1: none).
-    int32_t chain = -1;
-    // Forward.
-    for (int32_t u = 0; u < unit_count; ++u) {
-      const Unit& unit = units[static_cast<size_t>(u)];
-      const int32_t gate = begin_use(use0 + u);
-      int32_t last = -1;
-      if (unit.special == kEmbeddingLayer) {
-        emb_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_embedding,
-                          Stream::kCompute, Phase::kForward, kEmbeddingLayer, mb32);
-        last = B.Add(ComputeOp(Phase::kForward, kEmbeddingLayer, u, mb32, 0, b * s * h * bpp.params,
-                               2 * b * s * h),
-                     {gate});
-        // Vocab-parallel embedding: each tp rank looks up the tokens of its vocabulary slice;
-        // the partial outputs are summed (all-reduce, or reduce-scatter into sequence shards).
-        if (tp > 1) {
-          chain = tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                                Phase::kForward, kEmbeddingLayer, u, mb32, {last});
+      const Bytes buffer = Bytes::Count(full * bpp.grads);
+      const auto mb32 = static_cast<int32_t>(mb);
+      int32_t last_op = -1;
+      if (grads_reduce_scattered) {
+        last_op = B.Add(CollectiveOp(CollectiveKind::kReduceScatter, State::kGrads, shard_group, n,
+                                     buffer, Phase::kBackwardWeight, unit, mb32),
+                        {ready});
+        B.Free(bucket_alloc, Stream::kComm, Phase::kBackwardWeight, {last_op});
+        if (o_offloaded) {
+          last_op = B.Add(CopyOp(CopyKind::kDeviceToHost, State::kGrads,
+                                 Bytes::Count(grad_d2h_per_bucket[static_cast<size_t>(k)]),
+                                 Phase::kBackwardWeight, unit, mb32),
+                          {last_op});
+          d2h_ops.push_back(last_op);
         }
-      } else if (unit.special == kOutputLayer) {
-        head_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_head,
-                           Stream::kCompute, Phase::kForward, kOutputLayer, mb32);
-        last = B.Add(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, head_pass,
-                               vocab_local * bpp.params + io, act_head.count()),
-                     {gate, chain});
-        chain = -1;
+        if (replicas > 1 && mb == m - 1) {
+          last_op = B.Add(
+              CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kReplicaGroup,
+                           replicas, Bytes::Count(CeilDiv(full, n) * bpp.grads),
+                           Phase::kBackwardWeight, unit, mb32),
+              {last_op});
+        }
       } else {
-        for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l) {
-          act_allocs[static_cast<size_t>(l)] = B.Alloc(
-              recompute == Recompute::kFull ? MemoryTag::kCheckpoints : MemoryTag::kActivations,
-              MemorySpace::kDevice, act_layer, Stream::kCompute, Phase::kForward, l, mb32);
-          const int32_t first_gate = l == unit.layer_begin ? gate : -1;
-          if (tp == 1) {
-            last = B.Add(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
-                                   layer_params * bpp.params + io, act_layer.count() + io),
-                         {first_gate});
-            continue;
-          }
-          const int64_t attn_params = third(layer_params * bpp.params);
-          const int64_t kept = half(act_layer.count());
-          chain = tp_block(
-              ComputeOp(Phase::kForward, l, u, mb32, attention_fwd, attn_params + io, kept + io),
-              first_gate, chain, &last);
-          chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, mlp_fwd,
-                                     layer_params * bpp.params - attn_params + io,
-                                     act_layer.count() - kept + io),
-                           -1, chain, &last);
-        }
+        last_op = B.Add(CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kAxis,
+                                     dpc, buffer, Phase::kBackwardWeight, unit, mb32),
+                        {ready});
       }
-      end_use(use0 + u, last, Phase::kForward);
+      if (mb == m - 1) sync_tail.push_back(last_op);
+    };
+
+    // ---- parameter uses under S* / O, in the order the passes run them (a forward pass uses
+    // its chunk's units first to last, a backward pass last to first); use j's gather waits
+    // until use j - depth - 1 released its buffer.
+    struct Use {
+      int32_t unit = 0;
+      int32_t mb = 0;
+      bool backward = false;
+    };
+    std::vector<Use> use_list;
+    if (t_gather) {
+      for (const PipelinePass& ps : passes) {
+        const auto [ub, ue] = chunk_units[static_cast<size_t>(ps.chunk)];
+        for (int32_t k = 0; k < ue - ub; ++k)
+          use_list.push_back(Use{ps.backward ? ue - 1 - k : ub + k, ps.micro_batch, ps.backward});
+      }
     }
-    // Backward, units in reverse; buckets complete in backward order.
-    int64_t produced = 0;  // gradient elements produced so far in this backward
-    size_t next_bucket = 0;
-    std::vector<int32_t> bucket_allocs(buckets.size(), -1);
+    const auto uses = static_cast<int64_t>(use_list.size());
+    std::vector<int32_t> gather_of;   // per use: the all-gather op
+    std::vector<int32_t> gathered;    // per use: the Alloc of its gathered buffer (S*)
+    std::vector<int32_t> release_of;  // per use: the op after which its buffer is reusable
+    const std::vector<int64_t> fetch_parts =
+        t_offloaded ? shard_parts(State::kParams, bpp.params, unit_weights)
+                    : std::vector<int64_t>{};
+    const auto emit_gather = [&](int64_t j) {
+      if (j >= uses) return;
+      const Use& use = use_list[static_cast<size_t>(j)];
+      const int32_t u = use.unit;
+      const int32_t mb = use.mb;
+      const Phase phase = use.backward ? Phase::kBackwardInput : Phase::kForward;
+      const int32_t wait = j - depth - 1 >= 0 ? release_of[static_cast<size_t>(j - depth - 1)] : -1;
+      const Bytes full = Bytes::Count(units[static_cast<size_t>(u)].elements * bpp.params);
+      int32_t before = wait;
+      int32_t buffer = -1;
+      if (t_offloaded) {
+        Op copy =
+            CopyOp(target(State::kParams) == MemorySpace::kNvme ? CopyKind::kNvmeRead
+                                                                : CopyKind::kHostToDevice,
+                   State::kParams, Bytes::Count(fetch_parts[static_cast<size_t>(u)]), phase, u, mb);
+        before = B.Add(copy, {wait});
+      } else {
+        buffer = B.Alloc(MemoryTag::kGatheredParams, MemorySpace::kDevice, full, Stream::kComm,
+                         phase, kNoLayer, mb, {wait});
+        B.at(buffer).unit = u;
+      }
+      gathered[static_cast<size_t>(j)] = buffer;
+      gather_of[static_cast<size_t>(j)] =
+          B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n, full,
+                             phase, u, mb),
+                {before});
+    };
+    if (t_gather) {
+      gather_of.assign(static_cast<size_t>(uses), -1);
+      gathered.assign(static_cast<size_t>(uses), -1);
+      release_of.assign(static_cast<size_t>(uses), -1);
+      for (int64_t j = 0; j <= depth; ++j) emit_gather(j);
+    }
+    int64_t next_use = 0;
+    // Use j begins: its gather must be done (the compute depends on it); issue the gather of
+    // use j + depth (use j's own gather is already out).
+    const auto begin_use = [&]() -> std::pair<int64_t, int32_t> {
+      if (!t_gather) return {-1, -1};
+      const int64_t j = next_use++;
+      if (j > 0) emit_gather(j + depth);
+      return {j, gather_of[static_cast<size_t>(j)]};
+    };
+    const auto end_use = [&](int64_t j, int32_t last_compute, Phase phase) {
+      if (!t_gather) return;
+      const int32_t freed = B.Free(gathered[static_cast<size_t>(j)], Stream::kCompute, phase);
+      release_of[static_cast<size_t>(j)] = freed >= 0 ? freed : last_compute;
+    };
+
+    // ---- per micro-batch state that outlives one pass (interleaved passes of several
+    // micro-batches alternate): the activations kept, and the backward's gradient progress.
+    struct MicroBatch {
+      std::vector<int32_t> act;  // per stage layer
+      int32_t emb_act = -1;
+      int32_t head_act = -1;
+      int64_t produced = 0;  // gradient elements produced so far in its backward
+      size_t next_bucket = 0;
+      std::vector<int32_t> bucket_allocs;
+    };
+    std::vector<MicroBatch> mbs(static_cast<size_t>(m));
     const bool transient_buckets = !t_gather && g_sharded;
-    // Before a backward-weight op that writes `elems` gradient elements: allocate the
-    // transient buckets it starts (ZeRO-2: a bucket's full gradient lives until its
-    // reduce-scatter).
-    const auto open_buckets = [&](int64_t elems) {
-      if (!transient_buckets) return;
-      for (size_t k = next_bucket; k < buckets.size() && buckets[k].begin < produced + elems; ++k) {
-        if (bucket_allocs[k] < 0) {
-          bucket_allocs[k] = B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
-                                     Bytes::Count((buckets[k].end - buckets[k].begin) * bpp.grads),
-                                     Stream::kCompute, Phase::kBackwardWeight, kNoLayer, mb32);
+
+    // The first and last virtual stage of the model (no receive before / send after).
+    const auto model_first = [&](int chunk) { return first && chunk == 0; };
+    const auto model_last = [&](int chunk) { return last && chunk == v - 1; };
+
+    for (const PipelinePass& ps : passes) {
+      const int32_t mb32 = ps.micro_batch;
+      const int32_t c = ps.chunk;
+      MicroBatch& st = mbs[static_cast<size_t>(mb32)];
+      const auto [ub, ue] = chunk_units[static_cast<size_t>(c)];
+      if (!ps.backward) {
+        if (st.act.empty()) st.act.assign(static_cast<size_t>(stage_layers), -1);
+        // The last tensor-parallel collective (or receive) whose result the next compute
+        // reads (-1: none).
+        int32_t chain = -1;
+        if (!model_first(c)) {
+          chain = recv(State::kActivations, Phase::kForward, first ? pp - 1 : stage - 1, mb32, c);
         }
-      }
-    };
-    // After it: synchronize the buckets it completes.
-    const auto produce = [&](int64_t elems, int32_t bwd_weight, int32_t unit) {
-      produced += elems;
-      if (!sync_now(mb)) return;
-      while (next_bucket < buckets.size() && buckets[next_bucket].end <= produced) {
-        const Bucket& k = buckets[next_bucket];
-        emit_sync(static_cast<int64_t>(next_bucket), k.end - k.begin, bwd_weight,
-                  bucket_allocs[next_bucket], unit, mb);
-        ++next_bucket;
-      }
-    };
-    for (int32_t u = unit_count - 1; u >= 0; --u) {
-      const Unit& unit = units[static_cast<size_t>(u)];
-      const int64_t j = use0 + 2 * unit_count - 1 - u;
-      const int32_t gate = begin_use(j);
-      // Under S*, the unit's full gradient lives until its reduce-scatter.
-      const int32_t unit_grad =
-          t_gather && !t_offloaded
-              ? B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
-                        Bytes::Count(unit.elements * bpp.grads), Stream::kCompute,
-                        Phase::kBackwardWeight, kNoLayer, mb32)
-              : -1;
-      int32_t last = -1;
-      if (unit.special == kOutputLayer) {
-        const int32_t bi = B.Add(ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, head_pass,
-                                           vocab_local * bpp.params + act_head.count(), io),
-                                 {gate});
-        (void)bi;
-        open_buckets(unit.elements);
-        last = B.Add(ComputeOp(Phase::kBackwardWeight, kOutputLayer, u, mb32, head_pass,
-                               act_head.count(), unit.elements * bpp.grads));
-        B.Free(head_act, Stream::kCompute, Phase::kBackwardWeight);
-        produce(unit.elements, last, u);
-      } else if (unit.special == kEmbeddingLayer) {
-        // The plan counts the embedding's combine once per forward pass, full recompute's
-        // second pass included (Megatron re-runs it when the embedding sits inside the first
-        // checkpointed chunk); it is issued here, where that pass would run.
-        if (tp > 1 && recompute == Recompute::kFull) {
-          tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                        Phase::kRecompute, kEmbeddingLayer, u, mb32, {gate});
-        }
-        open_buckets(unit.elements);
-        last = B.Add(ComputeOp(Phase::kBackwardWeight, kEmbeddingLayer, u, mb32, 0,
-                               io + act_embedding.count(), io),
-                     {gate, chain});
-        chain = -1;
-        B.Free(emb_act, Stream::kCompute, Phase::kBackwardWeight);
-        produce(unit.elements, last, u);
-      } else {
-        for (int32_t l = unit.layer_end - 1; l >= unit.layer_begin; --l) {
-          const int32_t first_dep = l == unit.layer_end - 1 ? gate : -1;
-          int32_t rebuilt = -1;
-          int32_t rebuilt_by = -1;  // full recompute under tp: its closing collective
-          if (recompute != Recompute::kNone) {
-            // Recompute restarts from what the layer kept (full: its input, which is also the
-            // first LayerNorm's input, one of the 34 s b h), so it rebuilds only the rest.
-            const Bytes extra = act_full - act_layer;
-            rebuilt = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, extra,
-                              Stream::kCompute, Phase::kRecompute, l, mb32);
-            if (tp > 1 && recompute == Recompute::kFull) {
-              // Full recompute re-runs the forward, its tensor-parallel collectives included.
+        int32_t last_op = -1;
+        for (int32_t u = ub; u < ue; ++u) {
+          const Unit& unit = units[static_cast<size_t>(u)];
+          const auto [j, gate] = begin_use();
+          if (unit.special == kEmbeddingLayer) {
+            st.emb_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_embedding,
+                                 Stream::kCompute, Phase::kForward, kEmbeddingLayer, mb32);
+            last_op = B.Add(ComputeOp(Phase::kForward, kEmbeddingLayer, u, mb32, 0,
+                                      b * sc * h * bpp.params, 2 * b * sc * h),
+                            {gate});
+            // Vocab-parallel embedding: each tp rank looks up the tokens of its vocabulary
+            // slice; the partial outputs are summed (all-reduce, or reduce-scatter into
+            // sequence shards).
+            if (tp > 1) {
+              chain =
+                  tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                                Phase::kForward, kEmbeddingLayer, u, mb32, {last_op});
+            }
+          } else if (unit.special == kOutputLayer) {
+            st.head_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_head,
+                                  Stream::kCompute, Phase::kForward, kOutputLayer, mb32);
+            last_op = B.Add(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, head_pass,
+                                      vocab_local * bpp.params + io, act_head.count()),
+                            {gate, chain});
+            chain = -1;
+          } else {
+            for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l) {
+              st.act[local_layer(l)] = B.Alloc(
+                  recompute == Recompute::kFull ? MemoryTag::kCheckpoints : MemoryTag::kActivations,
+                  MemorySpace::kDevice, act_layer, Stream::kCompute, Phase::kForward, l, mb32);
+              const int32_t first_gate = l == unit.layer_begin ? gate : -1;
+              if (tp == 1) {
+                last_op =
+                    attention(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
+                                        layer_params * bpp.params + io, act_layer.count() + io),
+                              first_gate, chain);
+                chain = -1;
+                continue;
+              }
               const int64_t attn_params = third(layer_params * bpp.params);
-              const int64_t rebuilt_attn = half(extra.count());
-              int32_t work = -1;
-              rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
-                                              attn_params + act_layer.count(), rebuilt_attn),
-                                    first_dep, -1, &work);
-              rebuilt_by = tp_block(
-                  ComputeOp(Phase::kRecompute, l, u, mb32, mlp_fwd,
-                            layer_params * bpp.params - attn_params, extra.count() - rebuilt_attn),
-                  -1, rebuilt_by, &work);
-            } else {
-              B.Add(ComputeOp(Phase::kRecompute, l, u, mb32,
-                              recompute == Recompute::kFull ? layer_fwd : attention_core,
-                              layer_params * bpp.params + act_layer.count(), extra.count()),
-                    {first_dep});
+              const int64_t kept = half(act_layer.count());
+              chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, attention_fwd,
+                                         attn_params + io, kept + io),
+                               first_gate, chain, &last_op, true);
+              chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, mlp_fwd,
+                                         layer_params * bpp.params - attn_params + io,
+                                         act_layer.count() - kept + io),
+                               -1, chain, &last_op);
             }
           }
-          const int32_t input_gate = recompute == Recompute::kNone ? first_dep : -1;
-          if (tp == 1) {
-            B.Add(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
-                            layer_params * bpp.params + act_full.count() + io, io),
-                  {input_gate});
-          } else {
-            // MLP block first, then attention; each closes with the collective of its input
-            // gradient, which the next block (or the layer below) reads.
-            const int64_t attn_params = third(layer_params * bpp.params);
-            const int64_t read_attn = half(act_full.count());
-            int32_t work = -1;
-            chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, mlp_fwd,
-                                       layer_params * bpp.params - attn_params + act_full.count() -
-                                           read_attn + io,
-                                       io),
-                             input_gate,
-                             // Both are on the comm stream: the later one ends after the other.
-                             std::max(chain, rebuilt_by), &work);
-            chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
-                                       attn_params + read_attn + io, io),
-                             -1, chain, &work);
+          B.at(last_op).chunk = c;
+          end_use(j, last_op, Phase::kForward);
+        }
+        if (!model_last(c)) {
+          send(State::kActivations, Phase::kForward, last ? 0 : stage + 1, mb32, c, p2p_bytes,
+               {last_op, chain});
+        }
+        continue;
+      }
+
+      // Backward, units in reverse; buckets complete in backward order.
+      // Before a backward-weight op that writes `elems` gradient elements: allocate the
+      // transient buckets it starts (ZeRO-2: a bucket's full gradient lives until its
+      // reduce-scatter).
+      if (transient_buckets && st.bucket_allocs.empty())
+        st.bucket_allocs.assign(buckets.size(), -1);
+      const auto open_buckets = [&](int64_t elems) {
+        if (!transient_buckets) return;
+        for (size_t k = st.next_bucket;
+             k < buckets.size() && buckets[k].begin < st.produced + elems; ++k) {
+          if (st.bucket_allocs[k] < 0) {
+            st.bucket_allocs[k] =
+                B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
+                        Bytes::Count((buckets[k].end - buckets[k].begin) * bpp.grads),
+                        Stream::kCompute, Phase::kBackwardWeight, kNoLayer, mb32);
           }
-          if (!t_gather) open_buckets(layer_params);
-          last = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, layer_fwd,
-                                 act_full.count() + io, layer_params * bpp.grads));
-          B.Free(rebuilt, Stream::kCompute, Phase::kBackwardWeight);
-          B.Free(act_allocs[static_cast<size_t>(l)], Stream::kCompute, Phase::kBackwardWeight);
-          if (!t_gather) produce(layer_params, last, u);
+        }
+      };
+      // After it: synchronize the buckets it completes.
+      const auto produce = [&](int64_t elems, int32_t bwd_weight, int32_t unit) {
+        st.produced += elems;
+        if (!sync_now(mb32)) return;
+        while (st.next_bucket < buckets.size() && buckets[st.next_bucket].end <= st.produced) {
+          const Bucket& k = buckets[st.next_bucket];
+          emit_sync(static_cast<int64_t>(st.next_bucket), k.end - k.begin, bwd_weight,
+                    transient_buckets ? st.bucket_allocs[st.next_bucket] : -1, unit, mb32);
+          ++st.next_bucket;
+        }
+      };
+      int32_t chain = -1;
+      if (!model_last(c)) {
+        chain = recv(State::kActivations, Phase::kBackwardInput, last ? 0 : stage + 1, mb32, c);
+      }
+      // The op that produces the pass's input gradient (what the send to the previous stage
+      // carries): the last backward-input compute, or its closing tp collective.
+      int32_t input_grad = chain;
+      for (int32_t u = ue - 1; u >= ub; --u) {
+        const Unit& unit = units[static_cast<size_t>(u)];
+        const auto [j, gate] = begin_use();
+        // Under S*, the unit's full gradient lives until its reduce-scatter.
+        const int32_t unit_grad =
+            t_gather && !t_offloaded
+                ? B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
+                          Bytes::Count(unit.elements * bpp.grads), Stream::kCompute,
+                          Phase::kBackwardWeight, kNoLayer, mb32)
+                : -1;
+        int32_t last_op = -1;
+        if (unit.special == kOutputLayer) {
+          input_grad = B.Add(ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, head_pass,
+                                       vocab_local * bpp.params + act_head.count(), io),
+                             {gate});
+          open_buckets(unit.elements);
+          last_op = B.Add(ComputeOp(Phase::kBackwardWeight, kOutputLayer, u, mb32, head_pass,
+                                    act_head.count(), unit.elements * bpp.grads));
+          B.Free(st.head_act, Stream::kCompute, Phase::kBackwardWeight);
+          produce(unit.elements, last_op, u);
+        } else if (unit.special == kEmbeddingLayer) {
+          // The plan counts the embedding's combine once per forward pass, full recompute's
+          // second pass included (Megatron re-runs it when the embedding sits inside the
+          // first checkpointed chunk); it is issued here, where that pass would run.
+          if (tp > 1 && recompute == Recompute::kFull) {
+            tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                          Phase::kRecompute, kEmbeddingLayer, u, mb32, {gate});
+          }
+          open_buckets(unit.elements);
+          last_op = B.Add(ComputeOp(Phase::kBackwardWeight, kEmbeddingLayer, u, mb32, 0,
+                                    io + act_embedding.count(), io),
+                          {gate, chain});
+          chain = -1;
+          B.Free(st.emb_act, Stream::kCompute, Phase::kBackwardWeight);
+          produce(unit.elements, last_op, u);
+        } else {
+          for (int32_t l = unit.layer_end - 1; l >= unit.layer_begin; --l) {
+            const int32_t first_dep = l == unit.layer_end - 1 ? gate : -1;
+            int32_t rebuilt = -1;
+            int32_t rebuilt_by = -1;  // full recompute under tp: its closing collective
+            if (recompute != Recompute::kNone) {
+              // Recompute restarts from what the layer kept (full: its input, which is also
+              // the first LayerNorm's input, one of the 34 s b h), so it rebuilds only the rest.
+              const Bytes extra = act_full - act_layer;
+              rebuilt = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, extra,
+                                Stream::kCompute, Phase::kRecompute, l, mb32);
+              if (tp > 1 && recompute == Recompute::kFull) {
+                // Full recompute re-runs the forward, its tensor-parallel collectives included.
+                const int64_t attn_params = third(layer_params * bpp.params);
+                const int64_t rebuilt_attn = half(extra.count());
+                int32_t work = -1;
+                rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
+                                                attn_params + act_layer.count(), rebuilt_attn),
+                                      first_dep, -1, &work, true);
+                rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, mlp_fwd,
+                                                layer_params * bpp.params - attn_params,
+                                                extra.count() - rebuilt_attn),
+                                      -1, rebuilt_by, &work);
+              } else if (recompute == Recompute::kFull) {
+                attention(ComputeOp(Phase::kRecompute, l, u, mb32, layer_fwd,
+                                    layer_params * bpp.params + act_layer.count(), extra.count()),
+                          first_dep, -1);
+              } else {
+                // Selective recompute rebuilds the attention core from the kept Q, K and V.
+                B.Add(ComputeOp(Phase::kRecompute, l, u, mb32, attention_core,
+                                layer_params * bpp.params + act_layer.count(), extra.count()),
+                      {first_dep});
+              }
+            }
+            const int32_t input_gate = recompute == Recompute::kNone ? first_dep : -1;
+            if (tp == 1) {
+              input_grad =
+                  attention(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
+                                      layer_params * bpp.params + act_full.count() + io, io),
+                            input_gate, chain);
+              chain = -1;
+            } else {
+              // MLP block first, then attention; each closes with the collective of its input
+              // gradient, which the next block (or the layer below) reads.
+              const int64_t attn_params = third(layer_params * bpp.params);
+              const int64_t read_attn = half(act_full.count());
+              int32_t work = -1;
+              chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, mlp_fwd,
+                                         layer_params * bpp.params - attn_params +
+                                             act_full.count() - read_attn + io,
+                                         io),
+                               input_gate,
+                               // Both are on the comm stream: the later one ends after the other.
+                               std::max(chain, rebuilt_by), &work);
+              chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
+                                         attn_params + read_attn + io, io),
+                               -1, chain, &work, true);
+              input_grad = chain;
+            }
+            if (!t_gather) open_buckets(layer_params);
+            last_op = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, layer_fwd,
+                                      act_full.count() + io, layer_params * bpp.grads));
+            B.Free(rebuilt, Stream::kCompute, Phase::kBackwardWeight);
+            B.Free(st.act[local_layer(l)], Stream::kCompute, Phase::kBackwardWeight);
+            if (!t_gather) produce(layer_params, last_op, u);
+          }
+        }
+        B.at(last_op).chunk = c;
+        end_use(j, last_op, Phase::kBackwardInput);
+        if (t_gather) emit_sync(u, unit.elements, last_op, unit_grad, u, mb32);
+      }
+      if (!model_first(c)) {
+        send(State::kActivations, Phase::kBackwardInput, first ? pp - 1 : stage - 1, mb32, c,
+             p2p_bytes, {input_grad});
+      }
+    }
+
+    // ---- tied word embedding across the pipeline: the first and last stage exchange the
+    // gradients of their copies (the plan's all-reduce of two: S each way) before updating.
+    int32_t sync_done = sync_tail.empty() ? -1 : sync_tail.back();
+    if (tied_exchange) {
+      const Bytes tied = Bytes::Count(vocab_local * bpp.grads);
+      const int32_t peer = first ? pp - 1 : 0;
+      send(State::kGrads, Phase::kOptimizer, peer, -1, -1, tied, {sync_done});
+      sync_done = recv(State::kGrads, Phase::kOptimizer, peer, -1, -1);
+    }
+
+    // ---- optimizer step
+    std::vector<int32_t> updated;  // per bucket / unit: the op after which its shard is updated
+    const std::vector<int64_t>& part_weights = t_gather ? unit_weights : bucket_weights;
+    const int64_t omega = elements(State::kOptimizer);
+    const double opt_flops =
+        OptimizerFlopsPerElement(training.optimizer) * static_cast<double>(omega);
+    const int64_t opt_read = omega * (bpp.grads + bpp.optimizer);
+    const int64_t opt_written = omega * (bpp.optimizer + bpp.params);
+    if (o_offloaded) {
+      Op host;
+      host.kind = OpKind::kHostCompute;
+      host.stream = Stream::kHost;
+      host.phase = Phase::kOptimizer;
+      host.flops = Flops::Count(opt_flops);
+      host.bytes_read = Bytes::Count(opt_read);
+      host.bytes_written = Bytes::Count(opt_written);
+      const int32_t step = B.Add(host, {d2h_ops.empty() ? sync_done : d2h_ops.back(), sync_done});
+      if (!t_offloaded) {
+        const std::vector<int64_t> back = shard_parts(State::kOptimizer, bpp.params, part_weights);
+        for (size_t k = 0; k < back.size(); ++k) {
+          updated.push_back(
+              B.Add(CopyOp(CopyKind::kHostToDevice, State::kParams, Bytes::Count(back[k]),
+                           Phase::kOptimizer, t_gather ? static_cast<int32_t>(k) : -1, -1),
+                    {step}));
         }
       }
-      end_use(j, last, Phase::kBackwardInput);
-      if (t_gather) emit_sync(u, unit.elements, last, unit_grad, u, mb);
-    }
-  }
-
-  // ---- optimizer step
-  std::vector<int32_t> updated;  // per bucket / unit: the op after which its shard is updated
-  const std::vector<int64_t>& part_weights = t_gather ? unit_weights : bucket_weights;
-  const int64_t omega = elements(State::kOptimizer);
-  const int32_t sync_done = sync_tail.empty() ? -1 : sync_tail.back();
-  const double opt_flops =
-      OptimizerFlopsPerElement(training.optimizer) * static_cast<double>(omega);
-  const int64_t opt_read = omega * (bpp.grads + bpp.optimizer);
-  const int64_t opt_written = omega * (bpp.optimizer + bpp.params);
-  if (o_offloaded) {
-    Op host;
-    host.kind = OpKind::kHostCompute;
-    host.stream = Stream::kHost;
-    host.phase = Phase::kOptimizer;
-    host.flops = Flops::Count(opt_flops);
-    host.bytes_read = Bytes::Count(opt_read);
-    host.bytes_written = Bytes::Count(opt_written);
-    const int32_t step = B.Add(host, {d2h_ops.empty() ? sync_done : d2h_ops.back(), sync_done});
-    if (!t_offloaded) {
-      const std::vector<int64_t> back = shard_parts(State::kOptimizer, bpp.params, part_weights);
-      for (size_t k = 0; k < back.size(); ++k) {
-        updated.push_back(
-            B.Add(CopyOp(CopyKind::kHostToDevice, State::kParams, Bytes::Count(back[k]),
-                         Phase::kOptimizer, t_gather ? static_cast<int32_t>(k) : -1, -1),
-                  {step}));
-      }
-    }
-  } else {
-    const int32_t step =
-        B.Add(ComputeOp(Phase::kOptimizer, kNoLayer, -1, -1, opt_flops, opt_read, opt_written),
-              {sync_done});
-    updated.assign(part_weights.size(), step);
-  }
-  if (o_sharded && mode(State::kParams) == Mode::kReplicated) {
-    for (size_t k = 0; k < buckets.size(); ++k) {
-      B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n,
-                         Bytes::Count((buckets[k].end - buckets[k].begin) * bpp.params),
-                         Phase::kOptimizer, -1, -1),
-            {updated.empty() ? -1 : updated[k]});
-    }
-  }
-
-  // ---- per-device bytes of every collective: the plan's volume per (kind, state, axis,
-  // group), split over the ops by buffer; ring bytes per op where the plan has no such volume
-  // (gradients synchronized every micro-batch).
-  using Key = std::tuple<CollectiveKind, State, Axis, GroupKind>;
-  std::map<Key, std::pair<int64_t, int64_t>> plan_volume;  // buffer x count, total bytes
-  for (const Collective& c : role.collectives) {
-    const bool replica =
-        c.kind == CollectiveKind::kAllReduce && grads_reduce_scattered && c.state == State::kGrads;
-    const GroupKind group =
-        c.axis == Axis::kData ? GroupOf(c.group_size, dp, replica) : GroupKind::kAxis;
-    auto& v = plan_volume[Key{c.kind, c.state, c.axis, group}];
-    v.first += c.buffer_bytes.count() * c.count;
-    v.second += c.total_bytes.count();
-  }
-  std::map<Key, std::vector<size_t>> ops_of;
-  for (size_t i = 0; i < sched.ops.size(); ++i) {
-    const Op& op = sched.ops[i];
-    if (op.kind == OpKind::kCollective)
-      ops_of[Key{op.collective, op.state, op.axis, op.group}].push_back(i);
-  }
-  for (const auto& [key, indices] : ops_of) {
-    std::vector<int64_t> weights;
-    int64_t buffers = 0;
-    for (size_t i : indices) {
-      weights.push_back(sched.ops[i].buffer_bytes.count());
-      buffers += weights.back();
-    }
-    const auto it = plan_volume.find(key);
-    if (it != plan_volume.end() && it->second.first == buffers) {
-      const std::vector<int64_t> parts = Split(it->second.second, weights);
-      for (size_t k = 0; k < indices.size(); ++k)
-        sched.ops[indices[k]].bytes = Bytes::Count(parts[k]);
     } else {
-      for (size_t i : indices) {
-        Op& op = sched.ops[i];
-        op.bytes = RingBytes(op.collective, op.buffer_bytes, op.group_size);
+      const int32_t step =
+          B.Add(ComputeOp(Phase::kOptimizer, kNoLayer, -1, -1, opt_flops, opt_read, opt_written),
+                {sync_done});
+      updated.assign(part_weights.size(), step);
+    }
+    if (o_sharded && mode(State::kParams) == Mode::kReplicated) {
+      for (size_t k = 0; k < buckets.size(); ++k) {
+        B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n,
+                           Bytes::Count((buckets[k].end - buckets[k].begin) * bpp.params),
+                           Phase::kOptimizer, -1, -1),
+              {updated.empty() ? -1 : updated[k]});
       }
     }
-  }
+
+    // ---- per-device bytes of every collective: the plan's volume per (kind, state, axis,
+    // group), split over the ops by buffer; ring bytes per op where the plan has no such
+    // volume (gradients synchronized every micro-batch). Pipeline sends move what they carry.
+    using Key = std::tuple<CollectiveKind, State, Axis, GroupKind>;
+    std::map<Key, std::pair<int64_t, int64_t>> plan_volume;  // buffer x count, total bytes
+    for (const Collective& col : role.collectives) {
+      const bool replica = col.kind == CollectiveKind::kAllReduce && grads_reduce_scattered &&
+                           col.state == State::kGrads;
+      const GroupKind group =
+          col.axis == Axis::kData ? GroupOf(col.group_size, dpc, replica) : GroupKind::kAxis;
+      auto& vol = plan_volume[Key{col.kind, col.state, col.axis, group}];
+      vol.first += col.buffer_bytes.count() * col.count;
+      vol.second += col.total_bytes.count();
+    }
+    std::map<Key, std::vector<size_t>> ops_of;
+    for (size_t i = 0; i < sched.ops.size(); ++i) {
+      const Op& op = sched.ops[i];
+      if (op.kind != OpKind::kCollective || op.axis == Axis::kPipeline) continue;
+      ops_of[Key{op.collective, op.state, op.axis, op.group}].push_back(i);
+      if (op.axis == Axis::kData) sched.ops[i].spans_context = cp > 1;
+    }
+    for (const auto& [key, indices] : ops_of) {
+      std::vector<int64_t> weights;
+      int64_t buffers = 0;
+      for (size_t i : indices) {
+        weights.push_back(sched.ops[i].buffer_bytes.count());
+        buffers += weights.back();
+      }
+      const auto it = plan_volume.find(key);
+      if (it != plan_volume.end() && it->second.first == buffers) {
+        const std::vector<int64_t> parts = Split(it->second.second, weights);
+        for (size_t k = 0; k < indices.size(); ++k)
+          sched.ops[indices[k]].bytes = Bytes::Count(parts[k]);
+      } else {
+        for (size_t i : indices) {
+          Op& op = sched.ops[i];
+          op.bytes = RingBytes(op.collective, op.buffer_bytes, op.group_size);
+        }
+      }
+    }
+    return sched;
+  };
 
   std::vector<Schedule> out;
-  out.push_back(std::move(sched));
+  out.reserve(static_cast<size_t>(pp));
+  for (int stage = 0; stage < pp; ++stage) out.push_back(build_stage(stage));
+
+  // ---- match every receive to its send: the k-th send from stage a to stage b of a given
+  // (state, phase, micro-batch) is received by the k-th such receive on b. Key the sends by
+  // (sender, receiver, state, phase, micro-batch, receiving chunk).
+  if (pp > 1) {
+    using SendKey = std::tuple<int32_t, int32_t, int, int, int32_t, int32_t>;
+    std::map<SendKey, int32_t> sends;
+    const auto receiving_chunk = [&](int32_t from, const Op& op) {
+      if (op.chunk < 0) return op.chunk;
+      if (op.phase == Phase::kForward) return from == pp - 1 ? op.chunk + 1 : op.chunk;
+      return from == 0 ? op.chunk - 1 : op.chunk;
+    };
+    for (const Schedule& sch : out) {
+      for (size_t i = 0; i < sch.ops.size(); ++i) {
+        const Op& op = sch.ops[i];
+        if (op.kind != OpKind::kCollective || op.collective != CollectiveKind::kSendRecv ||
+            op.axis != Axis::kPipeline)
+          continue;
+        sends.emplace(
+            SendKey{sch.stage, op.peer_stage, static_cast<int>(op.state),
+                    static_cast<int>(op.phase), op.micro_batch, receiving_chunk(sch.stage, op)},
+            static_cast<int32_t>(i));
+      }
+    }
+    for (Schedule& sch : out) {
+      for (Op& op : sch.ops) {
+        if (op.kind != OpKind::kRecv) continue;
+        const auto it = sends.find(SendKey{op.peer_stage, sch.stage, static_cast<int>(op.state),
+                                           static_cast<int>(op.phase), op.micro_batch, op.chunk});
+        PLACESIM_CHECK(it != sends.end());
+        op.match = it->second;
+      }
+    }
+  }
   return out;
 }
 

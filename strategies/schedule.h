@@ -1,9 +1,11 @@
 // Schedule: the hardware-agnostic work of one training step on one rank, as a DAG of plain
 // ops that a simulator executes. Built by BuildSchedules for the data-parallel family (DDP,
-// ZeRO-1/2/3, FSDP, hybrid sharding, ZeRO-Offload, ZeRO-Infinity) on dp, optionally composed
-// with Megatron tensor parallelism (with or without sequence parallelism) on tp, for
-// pp = cp = ep = 1; there every rank plays the same role, so one Schedule describes them
-// all. Durations are not part of a schedule: the device that runs an op decides them.
+// ZeRO-1/2/3, FSDP, hybrid sharding, ZeRO-Offload, ZeRO-Infinity) on dp, composed with
+// Megatron tensor parallelism (with or without sequence parallelism) on tp, pipeline
+// parallelism (GPipe, 1F1B, interleaved 1F1B) on pp and context parallelism (ring attention)
+// on cp. Every rank of a pipeline stage plays the same role, so one Schedule per stage
+// describes them all; stages exchange activations through matched send / receive ops.
+// Durations are not part of a schedule: the device that runs an op decides them.
 //
 // What a step holds (m micro-batches of b sequences, L layers, units of layers_per_unit):
 //   static state   Alloc ops first: params, grads, optimizer, offload staging on the device,
@@ -37,23 +39,43 @@
 //                  overlaps the layer's backward-weight GEMM. The vocab-parallel embedding's
 //                  output is all-reduced (SP: reduce-scattered) once per forward pass, full
 //                  recompute's included, as the plan counts it.
+//   pipeline       pp > 1: stage i holds L / p layers in v chunks (v = virtual_stages under
+//                  interleaved 1F1B, else 1); chunk c is virtual stage c p + i, the embedding on
+//                  stage 0's chunk 0 and the output layer on stage p-1's chunk v-1. The stage
+//                  runs the passes of PipelineOrder (pipeline.h); a pass that does not start the
+//                  model opens with a kRecv of its input (forward: the activation of the virtual
+//                  stage before; backward: the gradient from the one after), and one that does
+//                  not end it closes with a send (kSendRecv on pp, stream kP2p) of b s h x 2 / t
+//                  bytes (the scatter / gather optimization, or the sequence-parallel shard).
+//                  No bubble is written anywhere: it is the time stages wait on their receives.
+//                  Gradients of replicated parameters are synchronized after the last micro-
+//                  batch's backward of each bucket; a tied word embedding's gradients are
+//                  exchanged between the first and the last stage before the update.
+//   context par.   cp > 1: each rank holds s / cp tokens; its GEMMs cover them and its queries
+//                  attend to all s keys. Every attention pass (forward, full recompute,
+//                  backward-input) runs in cp parts; the k-th ring exchange (kSendRecv on cp,
+//                  K and V of s / cp tokens, 2 x kv-width / t x 2 bytes per token) brings the
+//                  chunk part k reads, overlapping the parts before it, and in backward each
+//                  part passes on its K/V gradient too. The model states are placed on cp as
+//                  on dp and synchronized over dp x cp (Op::spans_context).
 //   optimizer      on the device shard (Compute, phase kOptimizer), or on the host
 //                  (HostCompute) after the gradient shard is copied out after every micro-
 //                  batch; then, for replicated parameters over a sharded optimizer, the
 //                  updated shard (copied back when the optimizer is offloaded) all-gathered.
 //
 // FLOPs (Narayanan et al. 2021, eq. 3 per layer): a layer's forward on b sequences of s tokens
-// is 24 b s h^2 + 4 b s^2 h; backward-input and backward-weight one forward each; full
-// recompute re-runs the forward, selective recompute only the attention core (4 b s^2 h). The
-// output layer carries eq. 3's vocabulary term, K/16 b s h V per micro-batch (K = 96 with full
-// recompute, 72 otherwise) in three equal parts; the embedding lookup has no FLOPs. So the
-// compute FLOPs of one rank's step times the world (tp x dp; every op's FLOPs are 1/t of the
-// layer's) equal Plan::flops_per_iteration, for every model
+// is 24 b s h^2 + 4 b s^2 h (per cp rank 24 b s_c h^2 + 4 b s_c s h, s_c = s / cp); backward-input
+// and backward-weight one forward each; full recompute re-runs the forward, selective recompute
+// only the attention core (4 b s^2 h). The output layer carries eq. 3's vocabulary term, K/16 b s h
+// V per micro-batch (K = 96 with full recompute, 72 otherwise) in three equal parts; the embedding
+// lookup has no FLOPs. So the compute FLOPs of one rank's step times tp x cp x dp (every op's FLOPs
+// are 1/t of the layer's), summed over the stages, equal Plan::flops_per_iteration, for every model
 // shape (eq. 3 speaks of the GPT shape; the plan and the schedule both apply it as written).
 // Bytes read and written per compute op (for a roofline): the op's weights, its input, and
 // the activations it saves or reads back; the optimizer reads and writes its shard.
 //
-// Invariants (tested against Analyze for the same inputs):
+// Invariants (tested against Analyze for the same inputs, per stage against the plan's role of
+// that stage):
 //   - every dependency of op i has an index < i, so index order is a topological order; ops
 //     of one stream run in index order, and deps name only what the stream order does not.
 //   - static allocs equal the plan's memory per state to the byte (params, grads, optimizer,
@@ -64,7 +86,11 @@
 //     the static allocs are live.
 //   - the collectives' buffer bytes and per-device bytes, summed per (kind, state, axis, group),
 //     equal the plan's collectives to the byte (sync_grads_every_micro_batch multiplies the
-//     replicated-gradient sync by m), and the copies sum to the plan's offload copies.
+//     replicated-gradient sync by m; the tied embedding's all-reduce of two between the first
+//     and last stage is one send of S each way), and the copies sum to the plan's offload
+//     copies.
+//   - every kRecv matches a send of its peer stage addressed to it, of the same micro-batch and
+//     phase; sends and receives pair one to one.
 // Thread-safety: plain values; BuildSchedules is a pure function of its inputs.
 #ifndef PLACESIM_STRATEGIES_SCHEDULE_H_
 #define PLACESIM_STRATEGIES_SCHEDULE_H_
@@ -76,6 +102,7 @@
 
 #include "base/status.h"
 #include "base/units.h"
+#include "strategies/pipeline.h"
 #include "strategies/plan.h"
 #include "strategies/spec.h"
 #include "topology/mesh.h"
@@ -83,12 +110,18 @@
 
 namespace placesim::strategies {
 
-enum class OpKind : uint8_t { kCompute, kCollective, kCopy, kHostCompute, kAlloc, kFree };
+// kRecv: the arrival of a point-to-point transfer from another pipeline stage. It takes no
+// time of its own: it finishes when the matching send (Op::match in the schedule of stage
+// Op::peer_stage) has delivered its bytes, and the compute that reads the data depends on it.
+enum class OpKind : uint8_t { kCompute, kCollective, kCopy, kHostCompute, kAlloc, kFree, kRecv };
 const char* OpKindName(OpKind k);  // "compute", "collective", "copy", "host-compute", ...
 
-// Each stream runs its ops one at a time in index order; streams run concurrently.
-enum class Stream : uint8_t { kCompute, kComm, kCopy, kHost };
-const char* StreamName(Stream s);  // "compute", "comm", "copy", "host"
+// Each stream runs its ops one at a time in index order; streams run concurrently. kP2p holds
+// the pipeline sends (a communicator of their own, as Megatron-LM's p2p ops), so they never
+// queue behind data- or tensor-parallel collectives.
+enum class Stream : uint8_t { kCompute, kComm, kCopy, kHost, kP2p };
+inline constexpr int kNumStreams = 5;
+const char* StreamName(Stream s);  // "compute", "comm", "copy", "host", "p2p"
 
 enum class Phase : uint8_t {
   kStep,  // step-level: static allocs
@@ -152,6 +185,17 @@ struct Op {
   Bytes buffer_bytes;           // the full (unsharded) buffer S of the collective
   // kCopy.
   CopyKind copy = CopyKind::kDeviceToHost;
+  // Pipeline point-to-point. A send is a kCollective of kind kSendRecv on the pp axis
+  // (group_size 2, buffer_bytes = bytes = what it moves): peer_stage is the receiving stage.
+  // A kRecv: peer_stage is the sending stage and match the index of the send in its schedule.
+  int32_t peer_stage = -1;
+  int32_t match = -1;
+  // kCollective on the dp axis: the group also spans the cp axis (gradients and ZeRO shards
+  // are synchronized over dp x cp, as in Megatron-LM), its members ordered by (dp, cp) with cp
+  // innermost; group_size counts them all.
+  bool spans_context = false;
+  // The model chunk (virtual pipeline stage, 0..v-1) the op works on; -1 when none.
+  int32_t chunk = -1;
   // kAlloc, kFree.
   MemoryTag tag = MemoryTag::kParams;
   MemorySpace space = MemorySpace::kDevice;
@@ -165,8 +209,9 @@ struct Op {
 };
 
 struct Schedule {
-  std::string role;   // the plan's rank role ("all ranks")
-  int64_t ranks = 0;  // ranks that run this schedule
+  std::string role;   // the plan's rank role ("all ranks", "pp stage 0 (first)", ...)
+  int32_t stage = 0;  // the pipeline stage whose ranks run it (0 when pp = 1)
+  int64_t ranks = 0;  // ranks that run this schedule (world / pp)
   int64_t micro_batches = 0;
   int64_t units = 0;  // gather / wrap units (embedding, layer groups, output layer)
   std::vector<Op> ops;
@@ -196,9 +241,11 @@ struct ScheduleOptions {
 // Real jobs stay far below: 126 layers × 512 micro-batches is about half a million ops.
 inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
 
-// One schedule per distinct rank role. Returns kFailedPrecondition, naming the reason, for
-// what it does not generate: pipeline, context or expert parallelism ("model-parallel
-// schedules are not generated yet: pp=8"), tp without Megatron slicing (Θ, Ω, G S on tp) or
+// One schedule per pipeline stage, in stage order (one when pp = 1), with every kRecv's match
+// set. Returns kFailedPrecondition, naming the reason, for what it does not generate: expert
+// parallelism ("model-parallel schedules are not generated yet: ep=8"), pp without Θ, Ω and G
+// split on pp, cp whose model states are placed otherwise than on dp or whose activations
+// are not split on cp, tp without Megatron slicing (Θ, Ω, G S on tp) or
 // with M / O activations on tp, a bare parameter count without an architecture, offloaded or
 // dp-sharded activations, and placements with correctness errors (Analyze's findings);
 // kInvalidArgument for inputs Analyze rejects or a bucket size below one byte; kOutOfRange,

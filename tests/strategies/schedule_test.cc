@@ -79,9 +79,10 @@ TEST(Schedule, ComputeFlopsSumToEquation3) {
 // The schedule agrees with the plan to the byte: dependencies point backwards, memory events
 // balance, static memory and the activation peak equal the plan's, and the collectives per
 // (kind, axis, state) and the offload copies sum to the plan's.
-void ExpectAgreesWithPlan(const Schedule& sched, const Plan& plan) {
-  const RankRole& role = plan.roles.front();
-
+// With pipelining, `role` is the plan's role of the schedule's stage; the tied word
+// embedding's all-reduce of two between the first and last stage is an exchange of S each way
+// (a send of S per end), the all-reduce's per-device volume 2 (2 - 1) / 2 S.
+void ExpectAgreesWithPlan(const Schedule& sched, const Plan& plan, const RankRole& role) {
   // Dependencies point backwards; every Free names an earlier Alloc of the same size.
   std::map<int32_t, bool> live;  // alloc index -> still live
   std::map<std::tuple<MemoryTag, MemorySpace>, int64_t> static_bytes;
@@ -138,8 +139,10 @@ void ExpectAgreesWithPlan(const Schedule& sched, const Plan& plan) {
   }
   for (const Op& op : sched.ops) {
     if (op.kind != OpKind::kCollective) continue;
-    got[{op.collective, op.axis, op.state}].first += op.buffer_bytes.count();
-    got[{op.collective, op.axis, op.state}].second += op.bytes.count();
+    const bool tied = op.axis == topology::Axis::kPipeline && op.state == State::kGrads;
+    const Key key{tied ? CollectiveKind::kAllReduce : op.collective, op.axis, op.state};
+    got[key].first += op.buffer_bytes.count();
+    got[key].second += op.bytes.count();
   }
   EXPECT_EQ(got, want);
 
@@ -157,6 +160,10 @@ void ExpectAgreesWithPlan(const Schedule& sched, const Plan& plan) {
           op.bytes.count();
   }
   EXPECT_EQ(got_copies, want_copies);
+}
+
+void ExpectAgreesWithPlan(const Schedule& sched, const Plan& plan) {
+  ExpectAgreesWithPlan(sched, plan, plan.roles.front());
 }
 
 // Every preset of the family, 4 micro-batches per step.
@@ -470,15 +477,20 @@ INSTANTIATE_TEST_SUITE_P(Schedule, ActivationPeakTest, ::testing::ValuesIn(PeakC
                          });
 
 TEST(Schedule, RefusesWhatItDoesNotGenerate) {
-  Scenario s = Make("ddp", 8, 1);
-  s.strategy = *ExpandStrategyPreset("ddp", {.dp = 4, .pp = 2}, 8);
-  s.training = MakeTraining(1, 8);
+  // Expert parallelism.
+  StrategySpec moe = *ExpandStrategyPreset("ddp", {.dp = 8, .ep = 8}, 8);
   StatusOr<std::vector<Schedule>> out =
-      BuildSchedules(Model("llama2-7b"), s.training, s.strategy, s.cluster);
+      BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, 8), moe, MakeCluster(1));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(out.status().message(),
-              HasSubstr("model-parallel schedules are not generated yet: pp=2"));
+              HasSubstr("model-parallel schedules are not generated yet: ep=8"));
+  // Context parallelism whose states are placed otherwise than on dp.
+  StrategySpec cp = *ExpandStrategyPreset("zero1", {.dp = 4, .cp = 2}, 8);
+  cp.at(topology::Axis::kContext, State::kOptimizer) = Placement{Mode::kReplicated};
+  out = BuildSchedules(Model("llama2-7b"), MakeTraining(1, 8), cp, MakeCluster(1));
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("optimizer R on cp but S on dp"));
   // Sharded grads over a replicated optimizer break gradient integrity.
   Scenario bad = Make("ddp", 8, 1);
   bad.strategy.at(topology::Axis::kData, State::kGrads) = Placement{Mode::kSharded};
@@ -508,6 +520,206 @@ TEST(Schedule, RefusesUpFrontWhatWouldExceedTheOpLimit) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kOutOfRange);
   EXPECT_THAT(out.status().message(), HasSubstr("gradient buckets of 1 elements"));
+}
+
+// ----------------------------------------------------------------------------- pipelines
+
+std::vector<PipelinePass> Passes(std::initializer_list<std::tuple<char, int, int>> list) {
+  std::vector<PipelinePass> out;
+  for (const auto& [kind, mb, chunk] : list) out.push_back({kind == 'B', mb, chunk});
+  return out;
+}
+
+TEST(PipelineOrder, GpipeRunsEveryForwardThenEveryBackward) {
+  EXPECT_EQ(PipelineOrder(PipelineSchedule::kGpipe, 4, 1, 3, 2),
+            Passes({{'F', 0, 0}, {'F', 1, 0}, {'F', 2, 0}, {'B', 0, 0}, {'B', 1, 0}, {'B', 2, 0}}));
+}
+
+TEST(PipelineOrder, OneFOneBWarmsUpWithTheStagesBelowIt) {
+  // PipeDream-Flush (Narayanan et al. 2021 Fig. 4, top): stage i of p runs p - i - 1 warm-up
+  // forwards, so stage 0 of 4 holds 4 micro-batches before its first backward and the last
+  // stage alternates from the start.
+  EXPECT_EQ(PipelineOrder(PipelineSchedule::k1F1B, 4, 1, 6, 0), Passes({{'F', 0, 0},
+                                                                        {'F', 1, 0},
+                                                                        {'F', 2, 0},
+                                                                        {'F', 3, 0},
+                                                                        {'B', 0, 0},
+                                                                        {'F', 4, 0},
+                                                                        {'B', 1, 0},
+                                                                        {'F', 5, 0},
+                                                                        {'B', 2, 0},
+                                                                        {'B', 3, 0},
+                                                                        {'B', 4, 0},
+                                                                        {'B', 5, 0}}));
+  EXPECT_EQ(PipelineOrder(PipelineSchedule::k1F1B, 4, 1, 3, 3),
+            Passes({{'F', 0, 0}, {'B', 0, 0}, {'F', 1, 0}, {'B', 1, 0}, {'F', 2, 0}, {'B', 2, 0}}));
+  // Fewer micro-batches than stages: warm-up capped at m.
+  EXPECT_EQ(PipelineOrder(PipelineSchedule::k1F1B, 8, 1, 2, 0),
+            Passes({{'F', 0, 0}, {'F', 1, 0}, {'B', 0, 0}, {'B', 1, 0}}));
+}
+
+TEST(PipelineOrder, InterleavedFollowsMegatronsChunkOrder) {
+  // p = 2, v = 2, m = 4. Forward k runs chunk (k mod 4) / 2 of micro-batch (k / 4) 2 + k mod 2:
+  //   F: (0,c0) (1,c0) (0,c1) (1,c1) (2,c0) (3,c0) (2,c1) (3,c1)
+  // backward k the same micro-batch on chunk 1 - (k mod 4) / 2:
+  //   B: (0,c1) (1,c1) (0,c0) (1,c0) (2,c1) (3,c1) (2,c0) (3,c0)
+  // Warm-up: stage 0 (2 - 0 - 1) 2 + (2 - 1) 2 = 4 forwards, stage 1 0 + 2 = 2.
+  EXPECT_EQ(PipelineOrder(PipelineSchedule::kInterleaved1F1B, 2, 2, 4, 0), Passes({{'F', 0, 0},
+                                                                                   {'F', 1, 0},
+                                                                                   {'F', 0, 1},
+                                                                                   {'F', 1, 1},
+                                                                                   {'F', 2, 0},
+                                                                                   {'B', 0, 1},
+                                                                                   {'F', 3, 0},
+                                                                                   {'B', 1, 1},
+                                                                                   {'F', 2, 1},
+                                                                                   {'B', 0, 0},
+                                                                                   {'F', 3, 1},
+                                                                                   {'B', 1, 0},
+                                                                                   {'B', 2, 1},
+                                                                                   {'B', 3, 1},
+                                                                                   {'B', 2, 0},
+                                                                                   {'B', 3, 0}}));
+  EXPECT_EQ(PipelineOrder(PipelineSchedule::kInterleaved1F1B, 2, 2, 4, 1), Passes({{'F', 0, 0},
+                                                                                   {'F', 1, 0},
+                                                                                   {'F', 0, 1},
+                                                                                   {'B', 0, 1},
+                                                                                   {'F', 1, 1},
+                                                                                   {'B', 1, 1},
+                                                                                   {'F', 2, 0},
+                                                                                   {'B', 0, 0},
+                                                                                   {'F', 3, 0},
+                                                                                   {'B', 1, 0},
+                                                                                   {'F', 2, 1},
+                                                                                   {'B', 2, 1},
+                                                                                   {'F', 3, 1},
+                                                                                   {'B', 3, 1},
+                                                                                   {'B', 2, 0},
+                                                                                   {'B', 3, 0}}));
+  // m = p: every forward first (Megatron-LM's all-warm-up case).
+  const std::vector<PipelinePass> all =
+      PipelineOrder(PipelineSchedule::kInterleaved1F1B, 2, 2, 2, 1);
+  ASSERT_EQ(all.size(), 8u);
+  for (size_t k = 0; k < 4; ++k) EXPECT_FALSE(all[k].backward) << k;
+}
+
+// GPT 32L (tied embeddings) on tp x pp x dp of 8-GPU nodes.
+struct PipeCase {
+  const char* preset;
+  int tp, pp, dp;
+  PipelineSchedule schedule;
+  int v;
+  Recompute recompute;
+  bool sp;
+  int cp = 1;
+};
+
+class PipelineScheduleTest : public ::testing::TestWithParam<PipeCase> {};
+
+TEST_P(PipelineScheduleTest, EveryStageAgreesWithItsRoleAndTheSendsMatch) {
+  const PipeCase& c = GetParam();
+  const int world = c.tp * c.pp * c.dp * c.cp;
+  const int64_t m = 8;
+  StrategySpec strategy =
+      *ExpandStrategyPreset(c.preset, {.dp = c.dp, .tp = c.tp, .pp = c.pp, .cp = c.cp}, 8);
+  TrainingSpec training = MakeTraining(1, m * c.dp);
+  training.pipeline_schedule = c.schedule;
+  training.virtual_stages = c.v;
+  training.recompute = c.recompute;
+  training.sequence_parallel = c.sp;
+  const ModelSpec model = Gpt32l(51200, 1024);
+  const topology::ClusterSpec cluster = MakeCluster((world + 7) / 8, std::min(world, 8));
+  const Plan plan = *Analyze(model, training, strategy, cluster);
+  ASSERT_TRUE(plan.ok());
+  StatusOr<std::vector<Schedule>> out = BuildSchedules(model, training, strategy, cluster);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->size(), static_cast<size_t>(c.pp));
+  double flops = 0;
+  for (const Schedule& sched : *out) {
+    SCOPED_TRACE(sched.role);
+    EXPECT_EQ(sched.ranks, world / c.pp);
+    const RankRole* role = nullptr;
+    for (const RankRole& r : plan.roles)
+      if (r.first_stage <= sched.stage && sched.stage <= r.last_stage) role = &r;
+    ASSERT_NE(role, nullptr);
+    ExpectAgreesWithPlan(sched, plan, *role);
+    for (const Op& op : sched.ops) {
+      if (op.kind == OpKind::kCompute && op.phase != Phase::kOptimizer) flops += op.flops.count();
+      if (op.kind != OpKind::kRecv) continue;
+      // Every receive names a send of its peer that goes to this stage, of the same size.
+      const Schedule& peer = (*out)[static_cast<size_t>(op.peer_stage)];
+      ASSERT_GE(op.match, 0);
+      const Op& sent = peer.ops[static_cast<size_t>(op.match)];
+      EXPECT_EQ(sent.collective, CollectiveKind::kSendRecv);
+      EXPECT_EQ(sent.peer_stage, sched.stage);
+      EXPECT_EQ(sent.micro_batch, op.micro_batch);
+      EXPECT_EQ(sent.phase, op.phase);
+    }
+  }
+  // tp x cp x dp ranks per stage run eq. 3 together (every op is 1/t of its layers' FLOPs,
+  // over the rank's s / cp queries).
+  EXPECT_NEAR(flops * c.tp * c.cp * c.dp / plan.flops_per_iteration.count(), 1.0, 1e-12);
+}
+
+std::vector<PipeCase> PipeCases() {
+  std::vector<PipeCase> out;
+  for (const char* preset : {"ddp", "zero1", "zero3"}) {
+    out.push_back({preset, 1, 4, 2, PipelineSchedule::k1F1B, 1, Recompute::kNone, false});
+    out.push_back({preset, 2, 2, 2, PipelineSchedule::kGpipe, 1, Recompute::kFull, false});
+    out.push_back(
+        {preset, 2, 4, 1, PipelineSchedule::kInterleaved1F1B, 2, Recompute::kSelective, true});
+  }
+  out.push_back({"zero1", 4, 4, 2, PipelineSchedule::kInterleaved1F1B, 4, Recompute::kFull, true});
+  // Context parallelism, with and without pipelining and tensor parallelism.
+  for (const char* preset : {"ddp", "zero1", "fsdp"}) {
+    out.push_back({preset, 1, 1, 2, PipelineSchedule::k1F1B, 1, Recompute::kNone, false, 2});
+    out.push_back({preset, 2, 2, 2, PipelineSchedule::k1F1B, 1, Recompute::kFull, true, 2});
+    out.push_back(
+        {preset, 2, 2, 1, PipelineSchedule::kInterleaved1F1B, 2, Recompute::kSelective, true, 4});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedule, PipelineScheduleTest, ::testing::ValuesIn(PipeCases()),
+                         [](const ::testing::TestParamInfo<PipeCase>& info) {
+                           const PipeCase& c = info.param;
+                           std::string name =
+                               fmt::format("{}_tp{}_pp{}_dp{}_cp{}_{}_v{}_{}{}", c.preset, c.tp,
+                                           c.pp, c.dp, c.cp, PipelineScheduleName(c.schedule), c.v,
+                                           RecomputeName(c.recompute), c.sp ? "_sp" : "");
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(PipelineSchedule, OneFOneBFirstStageHoldsPMicroBatches) {
+  // 1F1B: stage 0 of p runs p - 1 warm-up forwards and one more before its first backward,
+  // so p micro-batches of its activations are live (Narayanan et al. 2021 Section 2.2.1);
+  // the last stage holds one. Without recompute, per micro-batch a stage of L / p layers
+  // keeps (L / p) (34 s b h + 5 a s^2 b) bytes (Korthikanti et al. 2022 eq. 1) plus, on the
+  // first stage, the embedding's dropout mask s b h.
+  const int pp = 4;
+  const ModelSpec model = Gpt32l(51200, 1024);
+  StrategySpec strategy = *ExpandStrategyPreset("ddp", {.dp = 1, .pp = pp}, 8);
+  const TrainingSpec training = MakeTraining(1, 16);
+  StatusOr<std::vector<Schedule>> out =
+      BuildSchedules(model, training, strategy, MakeCluster(1, pp));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const std::vector<Schedule>& scheds = *out;
+  const int64_t s = 1024, b = 1, h = 4096, a = 32;
+  const int64_t per_layer = 34 * s * b * h + 5 * a * s * s * b;
+  const int64_t stage_layers = 32 / pp;
+  // Index order is time order for activation allocs and frees (all on the compute stream).
+  const auto peak = [](const Schedule& sched) {
+    int64_t live = 0, top = 0;
+    for (const Op& op : sched.ops) {
+      if (op.tag != MemoryTag::kActivations && op.tag != MemoryTag::kCheckpoints) continue;
+      if (op.kind == OpKind::kAlloc) top = std::max(top, live += op.bytes.count());
+      if (op.kind == OpKind::kFree) live -= op.bytes.count();
+    }
+    return top;
+  };
+  EXPECT_EQ(peak(scheds[0]), pp * (stage_layers * per_layer + s * b * h));
+  EXPECT_EQ(peak(scheds[1]), (pp - 1) * stage_layers * per_layer);
 }
 
 }  // namespace
