@@ -25,6 +25,14 @@ uint64_t PairKey(VertexId src, VertexId dst) {
          static_cast<uint32_t>(dst.value);
 }
 
+// Built fabrics (one node, fat-tree, rail-optimized) join nodes only through scale-out
+// switches, so a route never gains by crossing a third node: entering and leaving it costs
+// at least two more hops than the switch path. Explicit graphs may join nodes directly and
+// are searched whole.
+bool PruneForeignNodes(const Cluster& cluster) {
+  return cluster.spec().fabric.kind != FabricKind::kExplicit;
+}
+
 bool IsEndpoint(VertexKind k) {
   return k == VertexKind::kGpu || k == VertexKind::kHostMemory || k == VertexKind::kNvme;
 }
@@ -37,8 +45,11 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
 
 class Router::Search {
  public:
-  explicit Search(const internal::ClusterData& g)
+  // prune_foreign_nodes: never pass through a node other than the route's two ends (see
+  // routing.h); exact for the built fabrics, where nodes meet only at scale-out switches.
+  Search(const internal::ClusterData& g, bool prune_foreign_nodes)
       : g_(g),
+        prune_(prune_foreign_nodes),
         cost_(boost::num_vertices(g.graph)),
         reached_(cost_.size(), 0),
         settled_(cost_.size(), 0) {}
@@ -51,6 +62,8 @@ class Router::Search {
           {}, Bandwidth::BytesPerSecond(std::numeric_limits<double>::infinity()), Duration::Zero()};
     }
     NextEpoch();
+    src_node_ = g_.graph[src.value].node;
+    dst_node_ = g_.graph[dst.value].node;
     if (!Settle(src.value, dst.value)) return std::nullopt;
 
     Route route;
@@ -64,7 +77,8 @@ class Router::Search {
       for (int32_t k = g_.out_begin[u]; k < g_.out_begin[u + 1]; ++k) {
         const int32_t l = g_.out_links[k];
         const int32_t w = g_.links[l].to.value;
-        if (settled_[w] == epoch_ && Extend(w, dst.value, l) == cost_[u]) candidates.push_back(l);
+        if (settled_[w] == epoch_ && !Foreign(w) && Extend(w, dst.value, l) == cost_[u])
+          candidates.push_back(l);
       }
       PLACESIM_CHECK(!candidates.empty());
       const int32_t l = candidates[Mix(seed + hop) % candidates.size()];
@@ -125,7 +139,7 @@ class Router::Search {
       for (int32_t k = g_.in_begin[v]; k < g_.in_begin[v + 1]; ++k) {
         const int32_t l = g_.in_links[k];
         const int32_t u = g_.links[l].from.value;
-        if (settled_[u] == epoch_) continue;
+        if (settled_[u] == epoch_ || Foreign(u)) continue;
         const Cost nc = Extend(v, dst, l);
         if (reached_[u] != epoch_ || nc < cost_[u]) {
           cost_[u] = nc;
@@ -138,7 +152,16 @@ class Router::Search {
     return false;
   }
 
+  bool Foreign(int32_t v) const {
+    if (!prune_) return false;
+    const int node = g_.graph[v].node;
+    return node >= 0 && node != src_node_ && node != dst_node_;
+  }
+
   const internal::ClusterData& g_;
+  const bool prune_;
+  int src_node_ = -1;
+  int dst_node_ = -1;
   std::vector<Cost> cost_;
   std::vector<uint32_t> reached_;  // == epoch_ when cost_ holds a value of this search
   std::vector<uint32_t> settled_;  // == epoch_ when cost_ is final in this search
@@ -159,13 +182,14 @@ Duration RouteLatency(const Cluster& cluster, std::span<const LinkId> links) {
 }
 
 std::optional<Route> FindRoute(const Cluster& cluster, VertexId src, VertexId dst) {
-  Router::Search search(internal::ClusterAccess::Data(cluster));
+  Router::Search search(internal::ClusterAccess::Data(cluster), PruneForeignNodes(cluster));
   return search.Run(src, dst);
 }
 
 Router::Router(const Cluster& cluster)
     : cluster_(cluster),
-      search_(std::make_unique<Search>(internal::ClusterAccess::Data(cluster))) {}
+      search_(std::make_unique<Search>(internal::ClusterAccess::Data(cluster),
+                                       PruneForeignNodes(cluster))) {}
 
 Router::~Router() = default;
 

@@ -23,7 +23,13 @@
 // is settled, then a walk forward from src along links that keep the metric tight. The
 // metric is isotone in its first three parts (a narrower link never makes a path wider), so
 // those are optimal; the latency tie-break among equally wide paths is best effort.
-// Complexity O((V + E) log V) per uncached route; a cached route costs one hash lookup.
+// On the built fabrics (one node, fat-tree, rail-optimized), where nodes meet only at
+// scale-out switches, the search skips the vertices of every node other than src's and dst's:
+// a path through a third node enters and leaves it through its NICs, at least two hops more
+// than the switch path it bypasses, so no shortest path uses one. That keeps a cross-node
+// search to the two nodes and the switches. Explicit graphs are searched whole.
+// Complexity O((V + E) log V) per uncached route (V, E of the two nodes and the switches on
+// built fabrics); a cached route costs one hash lookup.
 #ifndef PLACESIM_TOPOLOGY_ROUTING_H_
 #define PLACESIM_TOPOLOGY_ROUTING_H_
 
