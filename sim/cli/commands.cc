@@ -170,21 +170,22 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 }
 
 // ------------------------------------------------------------------------------ simulate
-nlohmann::ordered_json SimulationJson(const SimResult& r) {
-  const RoleResult& role = r.roles.front();
-  nlohmann::ordered_json j;
-  j["step_time_s"] = r.step_time.ToSeconds();
-  j["mfu"] = r.mfu;
-  j["hfu"] = r.hfu;
-  j["tokens_per_second"] = r.tokens_per_second;
+// A role's stream times and memory figures, as the keys of `simulate --format json`: at the
+// top level when the step has one role, in each entry of "roles" when it has several (the
+// p2p stream only there: one role has no pipeline sends).
+void AddRoleTimes(const RoleResult& role, bool with_p2p, nlohmann::ordered_json& j) {
   j["peak_memory_bytes"] = role.peak_memory.count();
   j["capacity_bytes"] = role.capacity.count();
   j["compute_s"] = role.compute_busy.ToSeconds();
   j["comm_s"] = role.comm_busy.ToSeconds();
   j["exposed_comm_s"] = role.exposed_comm.ToSeconds();
+  if (with_p2p) j["p2p_s"] = role.p2p_busy.ToSeconds();
   j["copy_s"] = role.copy_busy.ToSeconds();
   j["host_s"] = role.host_busy.ToSeconds();
   j["idle_s"] = role.idle.ToSeconds();
+}
+
+nlohmann::ordered_json RoleCommJson(const RoleResult& role) {
   nlohmann::ordered_json comm;
   comm["bytes_per_device_per_step"] = role.comm_bytes().count();
   nlohmann::ordered_json kinds;
@@ -204,7 +205,62 @@ nlohmann::ordered_json SimulationJson(const SimResult& r) {
     }
   }
   comm["algorithms"] = std::move(algorithms);
-  j["comm"] = std::move(comm);
+  return comm;
+}
+
+nlohmann::ordered_json RoleMemoryJson(const RoleResult& role) {
+  nlohmann::ordered_json live;
+  for (int t = 0; t < kNumMemoryTags; ++t) {
+    if (role.live_at_peak[t].count() == 0) continue;
+    live[strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t))] =
+        role.live_at_peak[t].count();
+  }
+  return {{"peak_bytes", role.peak_memory.count()},
+          {"peak_at_s", role.peak_at.ToSeconds()},
+          {"live_at_peak_bytes", std::move(live)},
+          {"peak_host_bytes", role.peak_host_memory.count()},
+          {"peak_nvme_bytes", role.peak_nvme.count()}};
+}
+
+// The role with the highest device-memory peak (the first of equal ones).
+const RoleResult& PeakMemoryRole(const SimResult& r) {
+  return *std::max_element(
+      r.roles.begin(), r.roles.end(),
+      [](const RoleResult& a, const RoleResult& b) { return a.peak_memory < b.peak_memory; });
+}
+
+// One role: its figures at the top level (the layout scripts have always read). Several (one
+// per pipeline stage): the step's figures at the top level, with the highest memory peak, and
+// each role's under "roles".
+nlohmann::ordered_json SimulationJson(const SimResult& r) {
+  const bool single = r.roles.size() == 1;
+  nlohmann::ordered_json j;
+  j["step_time_s"] = r.step_time.ToSeconds();
+  j["mfu"] = r.mfu;
+  j["hfu"] = r.hfu;
+  j["tokens_per_second"] = r.tokens_per_second;
+  if (single) {
+    AddRoleTimes(r.roles.front(), /*with_p2p=*/false, j);
+    j["comm"] = RoleCommJson(r.roles.front());
+  } else {
+    const RoleResult& peak = PeakMemoryRole(r);
+    j["peak_memory_bytes"] = peak.peak_memory.count();
+    j["capacity_bytes"] = peak.capacity.count();
+    nlohmann::ordered_json roles = nlohmann::ordered_json::array();
+    for (const RoleResult& role : r.roles) {
+      nlohmann::ordered_json e;
+      e["role"] = role.role;
+      e["stage"] = role.stage;
+      e["ranks"] = role.ranks;
+      e["simulated_rank"] = role.simulated_rank;
+      e["step_time_s"] = role.step_time.ToSeconds();
+      AddRoleTimes(role, /*with_p2p=*/true, e);
+      e["comm"] = RoleCommJson(role);
+      e["memory"] = RoleMemoryJson(role);
+      roles.push_back(std::move(e));
+    }
+    j["roles"] = std::move(roles);
+  }
   nlohmann::ordered_json links = nlohmann::ordered_json::array();
   for (const LinkKindStats& l : r.links) {
     links.push_back({{"kind", topology::LinkKindName(l.kind)},
@@ -218,17 +274,7 @@ nlohmann::ordered_json SimulationJson(const SimResult& r) {
                      {"peak_flows", l.peak_flows}});
   }
   j["links"] = std::move(links);
-  nlohmann::ordered_json live;
-  for (int t = 0; t < kNumMemoryTags; ++t) {
-    if (role.live_at_peak[t].count() == 0) continue;
-    live[strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t))] =
-        role.live_at_peak[t].count();
-  }
-  j["memory"] = {{"peak_bytes", role.peak_memory.count()},
-                 {"peak_at_s", role.peak_at.ToSeconds()},
-                 {"live_at_peak_bytes", std::move(live)},
-                 {"peak_host_bytes", role.peak_host_memory.count()},
-                 {"peak_nvme_bytes", role.peak_nvme.count()}};
+  if (single) j["memory"] = RoleMemoryJson(r.roles.front());
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   for (const auto& f : r.findings) {
     findings.push_back({{"severity", strategies::SeverityName(f.severity)},
@@ -257,16 +303,43 @@ std::string SimulationCsv(const SimResult& r) {
   return out;
 }
 
-std::string SimulationTable(const SimResult& r) {
+// Lines of the live bytes per memory tag at the role's peak.
+std::string LiveAtPeakLines(const RoleResult& role) {
+  std::string out;
+  for (int t = 0; t < kNumMemoryTags; ++t) {
+    if (role.live_at_peak[t].count() == 0) continue;
+    out += fmt::format("  {:<22} {}\n",
+                       strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t)),
+                       ToString(role.live_at_peak[t]));
+  }
+  return out;
+}
+
+// One line per collective kind the role called: calls, bytes and the algorithms that ran them.
+std::string CollectiveKindLines(const RoleResult& role, std::string_view indent, int width) {
+  std::string out;
+  for (int k = 0; k < kNumCollectiveKinds; ++k) {
+    if (role.collective_calls[k] == 0) continue;
+    std::string algorithms;
+    for (int alg = 0; alg < kNumCollectiveAlgorithms; ++alg) {
+      if (role.algorithm_calls[k][alg] == 0) continue;
+      algorithms +=
+          fmt::format("{}{} {}", algorithms.empty() ? "" : ", ", role.algorithm_calls[k][alg],
+                      CollectiveAlgorithmName(static_cast<CollectiveAlgorithm>(alg)));
+    }
+    out += fmt::format("{}{:<{}} {} calls, {} ({})\n", indent,
+                       strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k)),
+                       width, role.collective_calls[k], ToString(role.collective_bytes[k]),
+                       algorithms);
+  }
+  return out;
+}
+
+// The table of one role: its streams, memory and collectives.
+std::string SingleRoleLines(const SimResult& r) {
   const RoleResult& role = r.roles.front();
   auto share = [&](Duration d) { return 100.0 * (d / r.step_time); };
   std::string out;
-  out += fmt::format("step time       {}\n", ToString(r.step_time));
-  out += fmt::format(
-      "MFU             {:.1f}% (Megatron-LM eq. 3 model FLOPs / step time / peak {}); HFU "
-      "{:.1f}% (recompute included)\n",
-      100.0 * r.mfu, ToString(r.peak), 100.0 * r.hfu);
-  out += fmt::format("throughput      {:.0f} tokens/s\n", r.tokens_per_second);
   out += fmt::format("compute         {} ({:.1f}% of the step)\n", ToString(role.compute_busy),
                      share(role.compute_busy));
   out +=
@@ -278,26 +351,61 @@ std::string SimulationTable(const SimResult& r) {
   }
   out += fmt::format("peak memory     {} (capacity {}) at {}\n", ToString(role.peak_memory),
                      ToString(role.capacity), ToString(role.peak_at));
-  for (int t = 0; t < kNumMemoryTags; ++t) {
-    if (role.live_at_peak[t].count() == 0) continue;
-    out += fmt::format("  {:<22} {}\n",
-                       strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t)),
-                       ToString(role.live_at_peak[t]));
-  }
+  out += LiveAtPeakLines(role);
   out += fmt::format("bytes sent      {} per device per step\n", ToString(role.comm_bytes()));
-  for (int k = 0; k < kNumCollectiveKinds; ++k) {
-    if (role.collective_calls[k] == 0) continue;
-    std::string algorithms;
-    for (int alg = 0; alg < kNumCollectiveAlgorithms; ++alg) {
-      if (role.algorithm_calls[k][alg] == 0) continue;
-      algorithms +=
-          fmt::format("{}{} {}", algorithms.empty() ? "" : ", ", role.algorithm_calls[k][alg],
-                      CollectiveAlgorithmName(static_cast<CollectiveAlgorithm>(alg)));
-    }
-    out += fmt::format("  {:<22} {} calls, {} ({})\n",
-                       strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k)),
-                       role.collective_calls[k], ToString(role.collective_bytes[k]), algorithms);
+  out += CollectiveKindLines(role, "  ", 22);
+  return out;
+}
+
+// The table of several roles (pipeline stages): one row of stream times and memory peak per
+// role, the breakdown of the highest peak, and each role's collectives.
+std::string MultiRoleLines(const SimResult& r) {
+  size_t width = 20;
+  for (const RoleResult& role : r.roles) width = std::max(width, role.role.size());
+  std::string out = fmt::format("{:<{}} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "roles",
+                                width + 2, "ranks", "step time", "compute", "comm busy", "exposed",
+                                "p2p busy", "peak memory");
+  for (const RoleResult& role : r.roles) {
+    out += fmt::format("  {:<{}} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", role.role,
+                       width, role.ranks, ToString(role.step_time), ToString(role.compute_busy),
+                       ToString(role.comm_busy), ToString(role.exposed_comm),
+                       ToString(role.p2p_busy), ToString(role.peak_memory));
   }
+  bool offload = false;
+  for (const RoleResult& role : r.roles) {
+    offload |= role.copy_busy > Duration::Zero() || role.host_busy > Duration::Zero();
+  }
+  if (offload) {
+    out += "offload         copies, host compute\n";
+    for (const RoleResult& role : r.roles) {
+      out += fmt::format("  {:<{}} {}, {}\n", role.role, width, ToString(role.copy_busy),
+                         ToString(role.host_busy));
+    }
+  }
+  const RoleResult& peak = PeakMemoryRole(r);
+  out += fmt::format("peak memory     {} (capacity {}) in {} at {}\n", ToString(peak.peak_memory),
+                     ToString(peak.capacity), peak.role, ToString(peak.peak_at));
+  out += LiveAtPeakLines(peak);
+  out += "bytes sent      per device per step\n";
+  for (const RoleResult& role : r.roles) {
+    out += fmt::format("  {:<{}} {}\n", role.role, width, ToString(role.comm_bytes()));
+    out += CollectiveKindLines(role, "    ", 20);
+  }
+  return out;
+}
+
+std::string SimulationTable(const SimResult& r) {
+  std::string out;
+  out +=
+      fmt::format("step time       {}{}\n", ToString(r.step_time),
+                  r.roles.size() == 1 ? std::string()
+                                      : fmt::format(" (the slowest of {} roles)", r.roles.size()));
+  out += fmt::format(
+      "MFU             {:.1f}% (Megatron-LM eq. 3 model FLOPs / step time / peak {}); HFU "
+      "{:.1f}% (recompute included)\n",
+      100.0 * r.mfu, ToString(r.peak), 100.0 * r.hfu);
+  out += fmt::format("throughput      {:.0f} tokens/s\n", r.tokens_per_second);
+  out += r.roles.size() == 1 ? SingleRoleLines(r) : MultiRoleLines(r);
   bool header = false;
   for (const LinkKindStats& l : r.links) {
     if (l.links_used == 0) continue;

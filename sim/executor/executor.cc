@@ -1,13 +1,22 @@
 // Executor implementation: the model and its maths are stated in executor.h.
 //
-// Collectives and copies become a CommPlan: phases of flows (executor.h), built once per
-// (group, kind, algorithm) or copy kind at setup and shared by every op that uses it; an op
-// picks its plan (and, under kAuto, its algorithm) at setup from its buffer size.
+// Collectives, sends and copies become a CommPlan: phases of flows (executor.h), built once per
+// (stage, group, kind, algorithm), (stage, peer stage) or (stage, copy kind) at setup and
+// shared by every op that uses it; an op picks its plan (and, under kAuto, its algorithm) at
+// setup from its buffer size.
 //
-// Event loop. Two event kinds: kOpDone (an op with a known duration finished; payload = op
-// index) and kNetworkWake (the flow network's next change; payload = the network version it
-// was armed for, so outdated wakes are ignored). After every event the streams are polled in a
-// fixed order and every op that can start does; Alloc and Free complete on the spot.
+// Ops are numbered globally over the lanes (lane offset + index), and everything per op lives
+// in vectors indexed by that number: successors in compressed rows (a recv is a successor of
+// the send it matches), unfinished deps, durations, plans. What a running op needs beyond that
+// (start, phase, flows left) lives with its lane's stream, which runs one op at a time.
+//
+// Event loop. Two event kinds: kOpDone (an op with a known duration finished; payload = its
+// global number) and kNetworkWake (the flow network's next change; payload = the network
+// version it was armed for, so outdated wakes are ignored). A lane is marked dirty when one of
+// its streams frees up or one of its ops loses its last dep; after every event the dirty lanes
+// are polled, lowest first, each one's streams in a fixed order, and every op that can start
+// does; Alloc, Free and Recv complete on the spot. Polling only dirty lanes keeps an event's
+// cost independent of the number of lanes.
 // Invariants: an op starts at most once and finishes exactly once; a stream runs one op at a
 // time; busy intervals of one stream are disjoint and increasing.
 #include "sim/executor/executor.h"
@@ -15,6 +24,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -77,6 +88,7 @@ namespace {
 using strategies::CollectiveKind;
 using strategies::CopyKind;
 using strategies::GroupKind;
+using strategies::kNumStreams;
 using strategies::MemorySpace;
 using strategies::Op;
 using strategies::OpKind;
@@ -85,7 +97,6 @@ using strategies::Stream;
 using topology::Axis;
 using topology::VertexId;
 
-constexpr int kNumStreams = 4;
 constexpr uint16_t kOpDone = 1;
 constexpr uint16_t kNetworkWake = 2;
 // Completions before wakes at the same picosecond, so a stream freed at t is seen free by
@@ -143,6 +154,9 @@ struct CommPhase {
   int64_t analytic_num = 0;
   int64_t analytic_den = 0;
   int64_t steps = 1;
+  // Link hops per LinkKind of the flows of groups not replayed (GroupLayout::unreplayed):
+  // each time the phase runs they carry its bytes, counted in the link statistics.
+  std::array<int64_t, kNumLinkKinds> unreplayed_hops{};
 };
 
 struct CommPlan {
@@ -158,6 +172,10 @@ struct GroupLayout {
   // touches holds the same number of its members; empty otherwise.
   std::vector<std::vector<std::vector<VertexId>>> per_node;
   bool multi_node = false;  // a group spans more than one node
+  // Groups of the partition that are not replayed: each lies inside one node that holds no
+  // simulated rank, so its flows meet none of the simulated ranks' flows, and by symmetry it
+  // runs exactly as a replayed group does (see "Symmetry folding" in executor.h).
+  std::vector<std::vector<VertexId>> unreplayed;
 };
 
 // S x num / den without overflow for num, den < 2^31 (bytes below 2^62).
@@ -213,82 +231,131 @@ int64_t RingSteps(CollectiveKind k, int64_t n) {
   }
 }
 
+// One schedule being executed (a lane) and the state of its rank's streams and memory.
+struct Lane {
+  const Schedule* sched = nullptr;
+  int32_t offset = 0;  // global id of its op 0
+  int64_t rank = 0;    // the rank simulated
+  VertexId gpu;
+  // The schedule holds every rank of its stage, so every GPU of the stage runs it (copies
+  // fold over the node, and every rank of the stage may be traced).
+  bool covers_stage = false;
+  std::array<std::vector<int32_t>, kNumStreams> stream_ops;  // global ids, in index order
+  std::array<size_t, kNumStreams> next{};
+  std::array<bool, kNumStreams> busy{};
+  // The op running on each stream (one at a time): its start, its plan phase and the flows of
+  // that phase not yet finished.
+  std::array<Duration, kNumStreams> started{};
+  std::array<uint32_t, kNumStreams> phase{};
+  std::array<int64_t, kNumStreams> flows_left{};
+  std::array<std::vector<std::pair<int64_t, int64_t>>, kNumStreams> intervals;
+  std::array<std::array<int64_t, kNumMemoryTags>, 3> live{};
+  std::array<int64_t, 3> live_total{};
+  std::vector<uint32_t> trace_pids;  // processes that receive its timeline
+  Duration end;                      // when its last op so far finished
+  RoleResult result;
+};
+
 class Runner {
  public:
-  Runner(const topology::Cluster& cluster, const Schedule& schedule,
+  Runner(const topology::Cluster& cluster, std::span<const Schedule> schedules,
          const ExecutionContext& context, const ExecutorOptions& options)
-      : cluster_(cluster), sched_(schedule), ctx_(context), opt_(options), router_(cluster) {}
+      : cluster_(cluster), schedules_(schedules), ctx_(context), opt_(options), router_(cluster) {}
 
-  StatusOr<RoleResult> Execute();
+  StatusOr<ExecutionResult> Execute();
   Status Handle(Engine& engine, const Event& e);
 
  private:
   Status Setup();
+  Status SetupLanes();
+  Status SetupOps();
+  Status SetupDeps();
   Status SetupTrace();
-  StatusOr<const GroupLayout*> LayoutOf(const Op& op);
-  StatusOr<const CommPlan*> PlanOf(const Op& op, const GroupLayout& layout,
+  StatusOr<const GroupLayout*> LayoutOf(int32_t stage, const Op& op);
+  StatusOr<CommPlan> BuildPlan(const Op& op, const GroupLayout& layout,
+                               CollectiveAlgorithm algorithm);
+  StatusOr<const CommPlan*> PlanOf(int32_t stage, const Op& op, const GroupLayout& layout,
                                    CollectiveAlgorithm algorithm);
-  Status ResolveCollective(int32_t i);
-  Status ResolveCopy(int32_t i);
+  Status ResolveCollective(const Lane& lane, int32_t i);
+  Status ResolveSend(const Lane& lane, int32_t i);
+  Status ResolveCopy(const Lane& lane, int32_t i);
+  Status CheckRecv(size_t k, size_t j);
   StatusOr<FlowPath> PathBetween(VertexId from, VertexId to, const char* what);
   // The route from -> NIC of `from` -> NIC of `to` -> to, through the NIC nearest each GPU
   // (its rail); the plain route when a node has no such NIC (explicit graphs, no NICs).
   StatusOr<FlowPath> PathOverRail(VertexId from, VertexId to, const char* what);
   VertexId RailNic(VertexId gpu) const;
   Status AddRing(const std::vector<VertexId>& ring, const char* what, CommPhase& phase);
+  int64_t RankOnStage(int64_t rank, int32_t stage) const;
+
+  const Op& OpAt(int32_t i) const {
+    const Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
+    return lane.sched->ops[static_cast<size_t>(i - lane.offset)];
+  }
+  void MarkDirty(uint32_t lane) { dirty_[lane >> 6] |= uint64_t{1} << (lane & 63); }
   void StartReady(Engine& engine);
-  void StartOp(Engine& engine, int32_t i);
+  void PollLane(Engine& engine, Lane& lane);
+  void StartOp(Engine& engine, Lane& lane, int32_t i);
   // Starts phase `k` of op i's plan, or finishes the op when no phase is left.
-  void StartPhase(Engine& engine, int32_t i, size_t k);
+  void StartPhase(Engine& engine, int32_t i, uint32_t k);
   void FinishOp(Engine& engine, int32_t i);
-  void ApplyMemory(const Op& op, Duration now);
+  // Op i finished: its successors lose a dep, and the lanes of those left with none get polled.
+  void Release(int32_t i);
+  void ApplyMemory(Lane& lane, const Op& op, Duration now);
   void ArmNetwork(Engine& engine);
-  void TraceOp(int32_t i, Duration start, Duration end);
-  void CollectLinkStats();
+  void TraceOp(const Lane& lane, int32_t i, Duration start, Duration end);
+  std::vector<LinkKindStats> CollectLinkStats(Duration step_time) const;
 
   const topology::Cluster& cluster_;
-  const Schedule& sched_;
+  std::span<const Schedule> schedules_;
   const ExecutionContext& ctx_;
   const ExecutorOptions& opt_;
   topology::Router router_;
   std::optional<FlowNetwork> net_;
 
   std::vector<VertexId> rank_gpu_;
-  VertexId gpu_;
-  std::vector<uint32_t> trace_pids_;  // processes that receive the timeline
-  std::vector<Duration> duration_;    // compute and host-compute ops
-  // Collective groups per (axis, group kind, size); plans per (axis, group kind, size,
-  // collective kind, algorithm) or copy kind, shared by every op that uses them. std::map
-  // keeps the addresses stable.
-  std::map<std::tuple<int, int, int>, GroupLayout> layouts_;
-  std::map<std::tuple<int, int, int, int, int>, CommPlan> plans_;
-  std::map<int, CommPlan> copies_;
-  std::vector<const CommPlan*> plan_;  // per op, null when it moves nothing
-  std::vector<size_t> phase_;          // per op, the phase running
+  std::vector<int64_t> gpu_rank_;  // per GPU index, the rank placed on it
+  std::vector<Lane> lanes_;
+  std::vector<int32_t> lane_of_stage_;  // per pp coordinate, its lane or -1
+  std::vector<char> simulated_nodes_;   // per node: 1 when it holds a lane's simulated rank
+  // Per op (global id).
+  std::vector<uint32_t> lane_of_;
+  std::vector<Duration> duration_;     // compute and host-compute ops
+  std::vector<const CommPlan*> plan_;  // null when it moves nothing
+  std::vector<int32_t> waiting_;       // unfinished deps
+  // Op i's successors are succ_[succ_begin_[i] .. succ_begin_[i + 1]).
+  std::vector<int32_t> succ_begin_;
+  std::vector<int32_t> succ_;
+  // Collective groups per (stage, axis, group kind, size); plans per (stage, axis, group kind,
+  // size, collective kind, algorithm), per (stage, copy kind) or per (stage, peer stage),
+  // shared by every op that uses them. std::map keeps the addresses stable.
+  std::map<std::tuple<int, int, int, int>, GroupLayout> layouts_;
+  std::map<std::tuple<int, int, int, int, int, int>, CommPlan> plans_;
+  std::map<std::pair<int, int>, CommPlan> copies_;
+  std::map<std::pair<int, int>, CommPlan> sends_;
 
   // Execution state.
-  std::vector<int32_t> waiting_;  // unfinished deps per op
-  std::vector<std::vector<int32_t>> successors_;
-  std::array<std::vector<int32_t>, kNumStreams> stream_ops_;
-  std::array<size_t, kNumStreams> next_{};
-  std::array<bool, kNumStreams> busy_{};
-  std::array<std::vector<std::pair<int64_t, int64_t>>, kNumStreams> intervals_;
-  std::vector<Duration> started_;
-  std::vector<int64_t> flows_left_;
+  std::vector<uint64_t> dirty_;  // lanes that may start an op, one bit each
   std::vector<FlowCompletion> completions_;
   uint64_t armed_version_ = ~uint64_t{0};
   Duration armed_time_ = Duration::Max();
 
-  std::array<std::array<int64_t, kNumMemoryTags>, 3> live_{};
-  std::array<int64_t, 3> live_total_{};
   // kAnalytic link accounting: bytes and busy picoseconds per link, and the most flows of one
-  // phase per link (with its scratch count and the links it touched).
+  // phase per link (with its scratch count and the links it touched); the links' bandwidths
+  // (bytes/s), read for every flow.
+  std::vector<double> link_bandwidth_;
+  // Bytes the groups not replayed put on each LinkKind (GroupLayout::unreplayed).
+  std::array<int64_t, kNumLinkKinds> unreplayed_bytes_{};
+  std::vector<char> unreplayed_link_;  // per link: carries a group not replayed
+  void CountUnreplayed(const CommPhase& ph, Bytes bytes) {
+    for (size_t k = 0; k < ph.unreplayed_hops.size(); ++k)
+      unreplayed_bytes_[k] += ph.unreplayed_hops[k] * bytes.count();
+  }
   std::vector<int64_t> link_bytes_;
   std::vector<int64_t> link_busy_ps_;
   std::vector<uint32_t> link_peak_;
   std::vector<uint32_t> link_scratch_;
   std::vector<LinkIndex> touched_;
-  RoleResult result_;
 };
 
 StatusOr<FlowPath> Runner::PathBetween(VertexId from, VertexId to, const char* what) {
@@ -346,11 +413,26 @@ Status Runner::AddRing(const std::vector<VertexId>& ring, const char* what, Comm
   return Status();
 }
 
-StatusOr<const GroupLayout*> Runner::LayoutOf(const Op& op) {
-  const auto key = std::make_tuple(static_cast<int>(op.axis), static_cast<int>(op.group),
-                                   static_cast<int>(op.group_size));
+StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& op) {
+  // A dp group that spans cp lives on the joint (dp, cp) axis, cp innermost.
+  const bool joint = op.spans_context && op.axis == Axis::kData;
+  const auto key =
+      std::make_tuple(static_cast<int>(stage), static_cast<int>(op.axis) + (joint ? 16 : 0),
+                      static_cast<int>(op.group), static_cast<int>(op.group_size));
   if (auto it = layouts_.find(key); it != layouts_.end()) return &it->second;
-  const int axis_size = ctx_.mesh.size(op.axis);
+  const int axis_size = ctx_.mesh.size(op.axis) * (joint ? ctx_.mesh.cp : 1);
+  const auto coord = [&](const topology::MeshCoord& c) {
+    return joint ? c.dp * ctx_.mesh.cp + c.cp
+                 : *CoordOf(const_cast<topology::MeshCoord&>(c), op.axis);
+  };
+  const auto set_coord = [&](topology::MeshCoord& c, int v) {
+    if (joint) {
+      c.dp = v / ctx_.mesh.cp;
+      c.cp = v % ctx_.mesh.cp;
+    } else {
+      *CoordOf(c, op.axis) = v;
+    }
+  };
   const int n = op.group_size;
   topology::MeshCoord probe;
   if (CoordOf(probe, op.axis) == nullptr) {
@@ -378,15 +460,17 @@ StatusOr<const GroupLayout*> Runner::LayoutOf(const Op& op) {
   };
   GroupLayout layout;
   layout.n = n;
-  // Every group of the partition (symmetry folding), in rank order of its leader.
+  // Every group of the partition (symmetry folding) among the ranks of the stage, in rank
+  // order of its leader. Groups on the pp axis join stages, so they are taken whole.
   for (int64_t r = 0; r < ctx_.mesh.world() && n > 1; ++r) {
     topology::MeshCoord c = topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r);
-    const int first = *CoordOf(c, op.axis);
+    if (op.axis != Axis::kPipeline && c.pp != stage) continue;
+    const int first = coord(c);
     if (!leads(first)) continue;
     std::vector<VertexId> members;
     members.reserve(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
-      *CoordOf(c, op.axis) = first + k * stride;
+      set_coord(c, first + k * stride);
       members.push_back(
           rank_gpu_[static_cast<size_t>(topology::CoordToRank(ctx_.mesh, ctx_.rank_order, c))]);
     }
@@ -411,15 +495,76 @@ StatusOr<const GroupLayout*> Runner::LayoutOf(const Op& op) {
     layout.per_node.push_back(std::move(by_node));
   }
   if (!uniform) layout.per_node.clear();
+  if (!layout.multi_node) {
+    // Groups confined to a node with no simulated rank are not replayed (their flows meet no
+    // simulated flow); their bytes still count in the link statistics.
+    std::vector<std::vector<VertexId>> replayed;
+    for (std::vector<VertexId>& members : layout.groups) {
+      const int node = cluster_.vertex(members.front()).node;
+      const bool simulated = node >= 0 && node < static_cast<int>(simulated_nodes_.size()) &&
+                             simulated_nodes_[static_cast<size_t>(node)];
+      (node < 0 || simulated ? replayed : layout.unreplayed).push_back(std::move(members));
+    }
+    layout.groups = std::move(replayed);
+    layout.per_node.clear();
+  }
   return &layouts_.emplace(key, std::move(layout)).first->second;
 }
 
-StatusOr<const CommPlan*> Runner::PlanOf(const Op& op, const GroupLayout& layout,
+StatusOr<const CommPlan*> Runner::PlanOf(int32_t stage, const Op& op, const GroupLayout& layout,
                                          CollectiveAlgorithm algorithm) {
-  const auto key = std::make_tuple(static_cast<int>(op.axis), static_cast<int>(op.group),
-                                   static_cast<int>(op.group_size), static_cast<int>(op.collective),
-                                   static_cast<int>(algorithm));
+  const bool joint = op.spans_context && op.axis == Axis::kData;
+  const auto key =
+      std::make_tuple(static_cast<int>(stage), static_cast<int>(op.axis) + (joint ? 16 : 0),
+                      static_cast<int>(op.group), static_cast<int>(op.group_size),
+                      static_cast<int>(op.collective), static_cast<int>(algorithm));
   if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
+  ASSIGN_OR_RETURN(CommPlan plan, BuildPlan(op, layout, algorithm));
+  if (!layout.unreplayed.empty()) {
+    // The groups not replayed: their flows' link hops per kind, for the link statistics. They
+    // are left out only when they stay on NVLink, where no flow from outside the node
+    // passes; otherwise they are replayed after all.
+    GroupLayout shadow;
+    shadow.n = layout.n;
+    shadow.groups = layout.unreplayed;
+    ASSIGN_OR_RETURN(CommPlan copies, BuildPlan(op, shadow, algorithm));
+    bool nvlink_only = copies.phases.size() == plan.phases.size();
+    for (const CommPhase& ph : copies.phases) {
+      for (const FlowPath& f : ph.flows) {
+        for (LinkIndex l : f.links) {
+          nvlink_only &= cluster_.link(topology::LinkId{static_cast<int32_t>(l)}).kind ==
+                         topology::LinkKind::kNvlink;
+        }
+      }
+    }
+    for (size_t k = 0; k < copies.phases.size() && k < plan.phases.size(); ++k) {
+      CommPhase& ph = plan.phases[k];
+      for (FlowPath& f : copies.phases[k].flows) {
+        if (!nvlink_only) {
+          ph.flows.push_back(std::move(f));
+          continue;
+        }
+        for (LinkIndex l : f.links) {
+          ++ph.unreplayed_hops[static_cast<size_t>(
+              cluster_.link(topology::LinkId{static_cast<int32_t>(l)}).kind)];
+          if (l >= unreplayed_link_.size()) unreplayed_link_.resize(l + 1, 0);
+          unreplayed_link_[l] = 1;
+        }
+      }
+    }
+  }
+  for (CommPhase& ph : plan.phases) {
+    if (ph.analytic_den == 0 && ph.den != 0) {
+      ph.analytic_num = ph.num;
+      ph.analytic_den = ph.den;
+    }
+    FinishPhase(ph);
+  }
+  return &plans_.emplace(key, std::move(plan)).first->second;
+}
+
+StatusOr<CommPlan> Runner::BuildPlan(const Op& op, const GroupLayout& layout,
+                                     CollectiveAlgorithm algorithm) {
   const std::string what =
       fmt::format("{} {} on {}", strategies::CollectiveKindName(op.collective),
                   CollectiveAlgorithmName(algorithm), topology::AxisName(op.axis));
@@ -530,19 +675,17 @@ StatusOr<const CommPlan*> Runner::PlanOf(const Op& op, const GroupLayout& layout
       break;
     }
   }
-  for (CommPhase& ph : plan.phases) {
-    if (ph.analytic_den == 0 && ph.den != 0) {
-      ph.analytic_num = ph.num;
-      ph.analytic_den = ph.den;
-    }
-    FinishPhase(ph);
-  }
-  return &plans_.emplace(key, std::move(plan)).first->second;
+  return plan;
 }
 
-Status Runner::ResolveCollective(int32_t i) {
-  const Op& op = sched_.ops[static_cast<size_t>(i)];
-  ASSIGN_OR_RETURN(const GroupLayout* layout, LayoutOf(op));
+Status Runner::ResolveCollective(const Lane& lane, int32_t i) {
+  const Op& op = OpAt(i);
+  if (op.collective == CollectiveKind::kSendRecv && op.axis == Axis::kPipeline &&
+      op.peer_stage >= 0) {
+    return ResolveSend(lane, i);
+  }
+  const int32_t stage = lane.sched->stage;
+  ASSIGN_OR_RETURN(const GroupLayout* layout, LayoutOf(stage, op));
   if (layout->n <= 1 || op.bytes.count() <= 0) return Status();
   const bool reducible = (op.collective == CollectiveKind::kAllReduce ||
                           op.collective == CollectiveKind::kReduceScatter ||
@@ -557,15 +700,16 @@ Status Runner::ResolveCollective(int32_t i) {
   }
   const CommPlan* plan = nullptr;
   if (want != CollectiveAlgorithm::kAuto) {
-    ASSIGN_OR_RETURN(plan, PlanOf(op, *layout, want));
+    ASSIGN_OR_RETURN(plan, PlanOf(stage, op, *layout, want));
   } else if (!layout->multi_node || !reducible) {
-    ASSIGN_OR_RETURN(plan, PlanOf(op, *layout, CollectiveAlgorithm::kRing));
+    ASSIGN_OR_RETURN(plan, PlanOf(stage, op, *layout, CollectiveAlgorithm::kRing));
   } else {
-    ASSIGN_OR_RETURN(plan, PlanOf(op, *layout,
+    ASSIGN_OR_RETURN(plan, PlanOf(stage, op, *layout,
                                   hierarchical_ok ? CollectiveAlgorithm::kHierarchical
                                                   : CollectiveAlgorithm::kRing));
     if (tree_ok) {
-      ASSIGN_OR_RETURN(const CommPlan* tree, PlanOf(op, *layout, CollectiveAlgorithm::kTree));
+      ASSIGN_OR_RETURN(const CommPlan* tree,
+                       PlanOf(stage, op, *layout, CollectiveAlgorithm::kTree));
       if (PlanAnalyticTime(*tree, op) < PlanAnalyticTime(*plan, op)) plan = tree;
     }
   }
@@ -575,19 +719,63 @@ Status Runner::ResolveCollective(int32_t i) {
   return Status();
 }
 
-Status Runner::ResolveCopy(int32_t i) {
-  const Op& op = sched_.ops[static_cast<size_t>(i)];
-  const int key = static_cast<int>(op.copy);
+int64_t Runner::RankOnStage(int64_t rank, int32_t stage) const {
+  topology::MeshCoord c = topology::RankToCoord(ctx_.mesh, ctx_.rank_order, rank);
+  c.pp = stage;
+  return topology::CoordToRank(ctx_.mesh, ctx_.rank_order, c);
+}
+
+Status Runner::ResolveSend(const Lane& lane, int32_t i) {
+  const Op& op = OpAt(i);
+  const int32_t stage = lane.sched->stage;
+  if (op.peer_stage >= ctx_.mesh.pp || op.peer_stage == stage) {
+    return InvalidArgumentError(fmt::format(
+        "schedules[{}].ops[{}].peer_stage: {}: a pipeline send of stage {} must name another "
+        "stage in [0, {})",
+        lane_of_[static_cast<size_t>(i)], i - lane.offset, op.peer_stage, stage, ctx_.mesh.pp));
+  }
+  if (op.bytes.count() <= 0) return Status();
+  const auto key = std::make_pair(static_cast<int>(stage), static_cast<int>(op.peer_stage));
+  auto it = sends_.find(key);
+  if (it == sends_.end()) {
+    // One flow per rank of the stage (symmetry folding) to its peer on the receiving stage,
+    // carrying the op's bytes in one step.
+    const std::string what = fmt::format("send-recv from pp stage {} to {}", stage, op.peer_stage);
+    CommPlan plan;
+    plan.phases.emplace_back();
+    CommPhase& ph = plan.phases.back();
+    for (int64_t r = 0; r < ctx_.mesh.world(); ++r) {
+      if (topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r).pp != stage) continue;
+      ASSIGN_OR_RETURN(
+          FlowPath p,
+          PathBetween(rank_gpu_[static_cast<size_t>(r)],
+                      rank_gpu_[static_cast<size_t>(RankOnStage(r, op.peer_stage))], what.c_str()));
+      ph.flows.push_back(std::move(p));
+    }
+    FinishPhase(ph);
+    it = sends_.emplace(key, std::move(plan)).first;
+  }
+  plan_[static_cast<size_t>(i)] = &it->second;
+  return Status();
+}
+
+Status Runner::ResolveCopy(const Lane& lane, int32_t i) {
+  const Op& op = OpAt(i);
+  const int32_t stage = lane.sched->stage;
+  const auto key = std::make_pair(static_cast<int>(stage), static_cast<int>(op.copy));
   if (auto it = copies_.find(key); it != copies_.end()) {
     plan_[static_cast<size_t>(i)] = &it->second;
     return Status();
   }
-  const int node = cluster_.vertex(gpu_).node;
+  const int node = cluster_.vertex(lane.gpu).node;
   std::vector<VertexId> gpus;
-  if (sched_.ranks == ctx_.mesh.world()) {
-    for (VertexId g : cluster_.node_gpus(node)) gpus.push_back(g);
+  if (lane.covers_stage) {
+    for (VertexId g : cluster_.node_gpus(node)) {
+      const int64_t r = gpu_rank_[static_cast<size_t>(cluster_.gpu_index(g))];
+      if (topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r).pp == stage) gpus.push_back(g);
+    }
   } else {
-    gpus.push_back(gpu_);
+    gpus.push_back(lane.gpu);
   }
   const VertexId host = cluster_.host_memory(node);
   const VertexId nvme = cluster_.nvme(node);
@@ -628,63 +816,14 @@ Status Runner::Setup() {
     return InvalidArgumentError(
         fmt::format("rank {}: must be in [0, {})", ctx_.rank, ctx_.mesh.world()));
   }
+  if (schedules_.empty()) return InvalidArgumentError("schedules: none given");
   ASSIGN_OR_RETURN(rank_gpu_, topology::PlaceRanks(cluster_, ctx_.mesh, ctx_.rank_order));
-  gpu_ = rank_gpu_[static_cast<size_t>(ctx_.rank)];
-  const topology::VertexInfo& gv = cluster_.vertex(gpu_);
-  const topology::NodeSpec& node = cluster_.spec().node;
-  const topology::DeviceSpec& dev = node.gpu;
-  result_.capacity = gv.capacity;
-
-  const size_t n_ops = sched_.ops.size();
-  duration_.assign(n_ops, Duration::Zero());
-  plan_.assign(n_ops, nullptr);
-  phase_.assign(n_ops, 0);
-  const topology::DataType type = ComputeType(ctx_.precision);
-  const double flop_rate = dev.Peak(type).per_second() * dev.matmul_efficiency;
-  const double mem_rate = dev.hbm_bandwidth.bytes_per_second() * dev.memory_efficiency;
-  for (size_t i = 0; i < n_ops; ++i) {
-    const Op& op = sched_.ops[i];
-    switch (op.kind) {
-      case OpKind::kCompute: {
-        if (!(flop_rate > 0)) {
-          return InvalidArgumentError(fmt::format(
-              "cluster.node.gpu: peak {} x matmul_efficiency {} must be > 0 to run compute",
-              topology::DataTypeName(type), dev.matmul_efficiency));
-        }
-        if (!(mem_rate > 0)) {
-          return InvalidArgumentError(fmt::format(
-              "cluster.node.gpu: hbm_bandwidth x memory_efficiency {} must be > 0 to run compute",
-              dev.memory_efficiency));
-        }
-        const double bytes = static_cast<double>((op.bytes_read + op.bytes_written).count());
-        duration_[i] =
-            std::max(DrainTime(op.flops.count(), flop_rate), DrainTime(bytes, mem_rate)) +
-            dev.kernel_overhead;
-        break;
-      }
-      case OpKind::kHostCompute: {
-        const double hf = node.host_flops.per_second();
-        const double hb = node.host_memory_bandwidth.bytes_per_second();
-        if (!(hf > 0) || !(hb > 0)) {
-          return InvalidArgumentError(
-              "cluster.node: host_flops and host_memory_bandwidth must be > 0 to run the "
-              "optimizer on the host");
-        }
-        const double bytes = static_cast<double>((op.bytes_read + op.bytes_written).count());
-        duration_[i] = std::max(DrainTime(op.flops.count(), hf), DrainTime(bytes, hb));
-        break;
-      }
-      case OpKind::kCollective:
-        RETURN_IF_ERROR(ResolveCollective(static_cast<int32_t>(i)));
-        break;
-      case OpKind::kCopy:
-        RETURN_IF_ERROR(ResolveCopy(static_cast<int32_t>(i)));
-        break;
-      case OpKind::kAlloc:
-      case OpKind::kFree:
-        break;
-    }
+  gpu_rank_.assign(static_cast<size_t>(cluster_.num_gpus()), -1);
+  for (size_t r = 0; r < rank_gpu_.size(); ++r) {
+    gpu_rank_[static_cast<size_t>(cluster_.gpu_index(rank_gpu_[r]))] = static_cast<int64_t>(r);
   }
+  RETURN_IF_ERROR(SetupLanes());
+  RETURN_IF_ERROR(SetupOps());
 
   if (opt_.network == NetworkModel::kFlow) {
     std::vector<LinkSpec> links;
@@ -701,26 +840,229 @@ Status Runner::Setup() {
     link_busy_ps_.assign(n_links, 0);
     link_peak_.assign(n_links, 0);
     link_scratch_.assign(n_links, 0);
-  }
-
-  waiting_.assign(n_ops, 0);
-  successors_.assign(n_ops, {});
-  started_.assign(n_ops, Duration::Zero());
-  flows_left_.assign(n_ops, 0);
-  for (size_t i = 0; i < n_ops; ++i) {
-    for (int32_t d : sched_.DepsOf(i)) {
-      successors_[static_cast<size_t>(d)].push_back(static_cast<int32_t>(i));
-      ++waiting_[i];
+    link_bandwidth_.resize(n_links);
+    for (size_t l = 0; l < n_links; ++l) {
+      link_bandwidth_[l] =
+          cluster_.link(topology::LinkId{static_cast<int32_t>(l)}).bandwidth.bytes_per_second();
     }
-    stream_ops_[static_cast<size_t>(sched_.ops[i].stream)].push_back(static_cast<int32_t>(i));
   }
 
-  result_.role = sched_.role;
-  result_.ranks = sched_.ranks;
-  result_.simulated_rank = ctx_.rank;
-  result_.ops = static_cast<int64_t>(n_ops);
-
+  RETURN_IF_ERROR(SetupDeps());
+  // Every lane is polled once at the start.
+  dirty_.assign((lanes_.size() + 63) / 64, 0);
+  for (size_t k = 0; k < lanes_.size(); ++k) MarkDirty(static_cast<uint32_t>(k));
   return SetupTrace();
+}
+
+Status Runner::SetupLanes() {
+  lane_of_stage_.assign(static_cast<size_t>(ctx_.mesh.pp), -1);
+  lanes_.resize(schedules_.size());
+  int64_t total_ops = 0;
+  for (size_t k = 0; k < schedules_.size(); ++k) {
+    const Schedule& s = schedules_[k];
+    if (s.stage < 0 || s.stage >= ctx_.mesh.pp) {
+      return InvalidArgumentError(
+          fmt::format("schedules[{}].stage: {}: must be in [0, {})", k, s.stage, ctx_.mesh.pp));
+    }
+    int32_t& slot = lane_of_stage_[static_cast<size_t>(s.stage)];
+    if (slot >= 0) {
+      return InvalidArgumentError(fmt::format(
+          "schedules[{}].stage: {}: schedules[{}] has the same stage", k, s.stage, slot));
+    }
+    slot = static_cast<int32_t>(k);
+    Lane& lane = lanes_[k];
+    lane.sched = &s;
+    lane.offset = static_cast<int32_t>(total_ops);
+    total_ops += static_cast<int64_t>(s.ops.size());
+    // Global op ids are int32 (events and flow tags carry them); kMaxScheduleOps per stage
+    // keeps real runs far below.
+    if (total_ops > std::numeric_limits<int32_t>::max()) {
+      return OutOfRangeError(fmt::format("schedules: {} ops in all; the executor runs at most {}",
+                                         total_ops, std::numeric_limits<int32_t>::max()));
+    }
+    lane.rank = RankOnStage(ctx_.rank, s.stage);
+    lane.gpu = rank_gpu_[static_cast<size_t>(lane.rank)];
+    if (const int node = cluster_.vertex(lane.gpu).node; node >= 0) {
+      if (static_cast<size_t>(node) >= simulated_nodes_.size())
+        simulated_nodes_.resize(static_cast<size_t>(node) + 1, 0);
+      simulated_nodes_[static_cast<size_t>(node)] = 1;
+    }
+    lane.covers_stage = s.ranks == ctx_.mesh.world() / ctx_.mesh.pp;
+    RoleResult& r = lane.result;
+    r.role = s.role;
+    r.stage = s.stage;
+    r.ranks = s.ranks;
+    r.simulated_rank = lane.rank;
+    r.ops = static_cast<int64_t>(s.ops.size());
+    r.capacity = cluster_.vertex(lane.gpu).capacity;
+  }
+  lane_of_.resize(static_cast<size_t>(total_ops));
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    const size_t begin = static_cast<size_t>(lanes_[k].offset);
+    std::fill_n(lane_of_.begin() + static_cast<ptrdiff_t>(begin), lanes_[k].sched->ops.size(),
+                static_cast<uint32_t>(k));
+  }
+  return Status();
+}
+
+Status Runner::SetupOps() {
+  const size_t n_ops = lane_of_.size();
+  duration_.assign(n_ops, Duration::Zero());
+  plan_.assign(n_ops, nullptr);
+  const topology::NodeSpec& node = cluster_.spec().node;
+  const topology::DeviceSpec& dev = node.gpu;
+  const topology::DataType type = ComputeType(ctx_.precision);
+  const double flop_rate = dev.Peak(type).per_second() * dev.matmul_efficiency;
+  const double mem_rate = dev.hbm_bandwidth.bytes_per_second() * dev.memory_efficiency;
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    const Lane& lane = lanes_[k];
+    for (size_t j = 0; j < lane.sched->ops.size(); ++j) {
+      const Op& op = lane.sched->ops[j];
+      const size_t i = static_cast<size_t>(lane.offset) + j;
+      switch (op.kind) {
+        case OpKind::kCompute: {
+          if (!(flop_rate > 0)) {
+            return InvalidArgumentError(fmt::format(
+                "cluster.node.gpu: peak {} x matmul_efficiency {} must be > 0 to run compute",
+                topology::DataTypeName(type), dev.matmul_efficiency));
+          }
+          if (!(mem_rate > 0)) {
+            return InvalidArgumentError(
+                fmt::format("cluster.node.gpu: hbm_bandwidth x memory_efficiency {} must be > 0 "
+                            "to run compute",
+                            dev.memory_efficiency));
+          }
+          const double bytes = static_cast<double>((op.bytes_read + op.bytes_written).count());
+          duration_[i] =
+              std::max(DrainTime(op.flops.count(), flop_rate), DrainTime(bytes, mem_rate)) +
+              dev.kernel_overhead;
+          break;
+        }
+        case OpKind::kHostCompute: {
+          const double hf = node.host_flops.per_second();
+          const double hb = node.host_memory_bandwidth.bytes_per_second();
+          if (!(hf > 0) || !(hb > 0)) {
+            return InvalidArgumentError(
+                "cluster.node: host_flops and host_memory_bandwidth must be > 0 to run the "
+                "optimizer on the host");
+          }
+          const double bytes = static_cast<double>((op.bytes_read + op.bytes_written).count());
+          duration_[i] = std::max(DrainTime(op.flops.count(), hf), DrainTime(bytes, hb));
+          break;
+        }
+        case OpKind::kCollective:
+          RETURN_IF_ERROR(ResolveCollective(lane, static_cast<int32_t>(i)));
+          break;
+        case OpKind::kCopy:
+          RETURN_IF_ERROR(ResolveCopy(lane, static_cast<int32_t>(i)));
+          break;
+        case OpKind::kRecv:
+          RETURN_IF_ERROR(CheckRecv(k, j));
+          break;
+        case OpKind::kAlloc:
+        case OpKind::kFree:
+          break;
+      }
+    }
+  }
+  return Status();
+}
+
+Status Runner::CheckRecv(size_t k, size_t j) {
+  const Schedule& s = schedules_[k];
+  const Op& op = s.ops[j];
+  const auto field = [&](const char* name) {
+    return fmt::format("schedules[{}].ops[{}].{}", k, j, name);
+  };
+  const int32_t peer_lane = op.peer_stage >= 0 && op.peer_stage < ctx_.mesh.pp
+                                ? lane_of_stage_[static_cast<size_t>(op.peer_stage)]
+                                : -1;
+  if (peer_lane < 0) {
+    return InvalidArgumentError(
+        fmt::format("{}: {}: a recv of stage {} needs the schedule of its sending stage; none "
+                    "was given",
+                    field("peer_stage"), op.peer_stage, s.stage));
+  }
+  const Schedule& peer = schedules_[static_cast<size_t>(peer_lane)];
+  if (op.match < 0 || static_cast<size_t>(op.match) >= peer.ops.size()) {
+    return InvalidArgumentError(fmt::format("{}: {}: must be in [0, {}), an op of stage {}",
+                                            field("match"), op.match, peer.ops.size(),
+                                            op.peer_stage));
+  }
+  const Op& send = peer.ops[static_cast<size_t>(op.match)];
+  if (send.kind != OpKind::kCollective || send.collective != CollectiveKind::kSendRecv ||
+      send.axis != Axis::kPipeline || send.peer_stage != s.stage) {
+    return InvalidArgumentError(fmt::format(
+        "{}: {}: op {} of stage {} is not a pipeline send to stage {} (a {} with peer_stage {})",
+        field("match"), op.match, op.match, op.peer_stage, s.stage,
+        send.kind == OpKind::kCollective ? strategies::CollectiveKindName(send.collective)
+                                         : strategies::OpKindName(send.kind),
+        send.peer_stage));
+  }
+  return Status();
+}
+
+Status Runner::SetupDeps() {
+  // Successors in compressed rows: count, prefix-sum, fill. A recv is a successor of the send
+  // it matches (CheckRecv has validated the match).
+  const size_t n_ops = lane_of_.size();
+  waiting_.assign(n_ops, 0);
+  succ_begin_.assign(n_ops + 1, 0);
+  auto for_each_edge = [&](auto&& edge) -> Status {
+    for (size_t k = 0; k < lanes_.size(); ++k) {
+      const Lane& lane = lanes_[k];
+      const Schedule& s = *lane.sched;
+      for (size_t j = 0; j < s.ops.size(); ++j) {
+        const Op& op = s.ops[j];
+        const int32_t i = lane.offset + static_cast<int32_t>(j);
+        if (op.deps_begin < 0 || op.deps_end < op.deps_begin ||
+            static_cast<size_t>(op.deps_end) > s.deps.size()) {
+          return InvalidArgumentError(
+              fmt::format("schedules[{}].ops[{}].deps_begin, deps_end: [{}, {}): must lie in "
+                          "the schedule's {} deps",
+                          k, j, op.deps_begin, op.deps_end, s.deps.size()));
+        }
+        for (int32_t d : s.DepsOf(j)) {
+          if (d < 0 || static_cast<size_t>(d) >= s.ops.size()) {
+            return InvalidArgumentError(fmt::format(
+                "schedules[{}].ops[{}]: dep {}: must be an op of the schedule", k, j, d));
+          }
+          edge(lane.offset + d, i);
+        }
+        if (op.kind == OpKind::kRecv) {
+          const Lane& peer =
+              lanes_[static_cast<size_t>(lane_of_stage_[static_cast<size_t>(op.peer_stage)])];
+          edge(peer.offset + op.match, i);
+        }
+      }
+    }
+    return Status();
+  };
+  RETURN_IF_ERROR(for_each_edge([&](int32_t from, int32_t to) {
+    ++succ_begin_[static_cast<size_t>(from) + 1];
+    ++waiting_[static_cast<size_t>(to)];
+  }));
+  int64_t edges = 0;
+  for (size_t i = 0; i < n_ops; ++i) {
+    edges += succ_begin_[i + 1];
+    if (edges > std::numeric_limits<int32_t>::max()) {
+      return OutOfRangeError(
+          fmt::format("schedules: more than {} deps in all", std::numeric_limits<int32_t>::max()));
+    }
+    succ_begin_[i + 1] = static_cast<int32_t>(edges);
+  }
+  succ_.resize(static_cast<size_t>(succ_begin_[n_ops]));
+  std::vector<int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  RETURN_IF_ERROR(for_each_edge([&](int32_t from, int32_t to) {
+    succ_[static_cast<size_t>(fill[static_cast<size_t>(from)]++)] = to;
+  }));
+  for (Lane& lane : lanes_) {
+    for (size_t j = 0; j < lane.sched->ops.size(); ++j) {
+      lane.stream_ops[static_cast<size_t>(lane.sched->ops[j].stream)].push_back(
+          lane.offset + static_cast<int32_t>(j));
+    }
+  }
+  return Status();
 }
 
 Status Runner::SetupTrace() {
@@ -738,91 +1080,117 @@ Status Runner::SetupTrace() {
           r, k - 1, opt_.trace_ranks[k - 1]));
     }
   }
-  // A role that covers the world holds every rank; otherwise only the simulated rank is known
-  // to play it.
-  const bool whole_world = sched_.ranks == world;
-  std::vector<int64_t> ranks;
+  // A requested rank goes to the lane of its stage. A lane that holds every rank of its stage
+  // traces any of them; otherwise only its simulated rank is known to play it.
+  std::vector<std::vector<int64_t>> ranks(lanes_.size());
   if (opt_.trace_ranks.empty()) {
-    ranks.push_back(ctx_.rank);
+    for (size_t k = 0; k < lanes_.size(); ++k) ranks[k].push_back(lanes_[k].rank);
   } else {
     for (int64_t r : opt_.trace_ranks) {
-      if (whole_world || r == ctx_.rank) ranks.push_back(r);
+      const int32_t k = lane_of_stage_[static_cast<size_t>(
+          topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r).pp)];
+      if (k < 0) continue;
+      const Lane& lane = lanes_[static_cast<size_t>(k)];
+      if (lane.covers_stage || r == lane.rank) ranks[static_cast<size_t>(k)].push_back(r);
     }
   }
-  // Every traced rank repeats the whole timeline in memory before it is written; bound the
-  // total so that a wide --trace-ranks cannot take gigabytes.
-  const auto traced_ops =
-      static_cast<int64_t>(ranks.size()) * static_cast<int64_t>(sched_.ops.size());
+  // Every traced rank repeats its lane's whole timeline in memory before it is written; bound
+  // the total so that a wide --trace-ranks cannot take gigabytes.
+  int64_t traced_ranks = 0;
+  int64_t traced_ops = 0;
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    traced_ranks += static_cast<int64_t>(ranks[k].size());
+    traced_ops +=
+        static_cast<int64_t>(ranks[k].size()) * static_cast<int64_t>(lanes_[k].sched->ops.size());
+  }
   if (traced_ops > kMaxTracedOps) {
+    if (lanes_.size() == 1) {
+      return OutOfRangeError(fmt::format(
+          "trace_ranks: {} ranks × {} ops = {} traced ops; the limit is {}: trace fewer ranks",
+          traced_ranks, lanes_[0].sched->ops.size(), traced_ops, kMaxTracedOps));
+    }
     return OutOfRangeError(fmt::format(
-        "trace_ranks: {} ranks × {} ops = {} traced ops; the limit is {}: trace fewer ranks",
-        ranks.size(), sched_.ops.size(), traced_ops, kMaxTracedOps));
+        "trace_ranks: {} ranks over {} schedules trace {} ops; the limit is {}: trace fewer ranks",
+        traced_ranks, lanes_.size(), traced_ops, kMaxTracedOps));
   }
   traces::ChromeTraceWriter& t = *opt_.trace;
-  for (int64_t r : ranks) {
-    const VertexId g = rank_gpu_[static_cast<size_t>(r)];
-    const uint32_t pid = static_cast<uint32_t>(r);
-    const topology::VertexInfo& gv = cluster_.vertex(g);
-    std::string where = gv.name;
-    if (gv.node >= 0 && where.find('/') == std::string::npos) {
-      where = fmt::format("node{}/{}", gv.node, gv.name);
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    Lane& lane = lanes_[k];
+    for (int64_t r : ranks[k]) {
+      const VertexId g = rank_gpu_[static_cast<size_t>(r)];
+      const uint32_t pid = static_cast<uint32_t>(r);
+      const topology::VertexInfo& gv = cluster_.vertex(g);
+      std::string where = gv.name;
+      if (gv.node >= 0 && where.find('/') == std::string::npos) {
+        where = fmt::format("node{}/{}", gv.node, gv.name);
+      }
+      t.ProcessName(pid, fmt::format("rank {} ({})", r, where), r);
+      for (int s = 0; s < kNumStreams; ++s) {
+        // The p2p thread only where the lane sends, so traces without pipelining keep the
+        // four threads they always had.
+        if (static_cast<Stream>(s) == Stream::kP2p &&
+            lane.stream_ops[static_cast<size_t>(s)].empty()) {
+          continue;
+        }
+        t.ThreadName(pid, static_cast<uint32_t>(s), strategies::StreamName(static_cast<Stream>(s)),
+                     s);
+      }
+      lane.trace_pids.push_back(pid);
     }
-    t.ProcessName(pid, fmt::format("rank {} ({})", r, where), r);
-    for (int s = 0; s < kNumStreams; ++s) {
-      t.ThreadName(pid, static_cast<uint32_t>(s), strategies::StreamName(static_cast<Stream>(s)),
-                   s);
-    }
-    trace_pids_.push_back(pid);
   }
   return Status();
 }
 
-void Runner::ApplyMemory(const Op& op, Duration now) {
+void Runner::ApplyMemory(Lane& lane, const Op& op, Duration now) {
   const size_t space = static_cast<size_t>(op.space);
   const size_t tag = static_cast<size_t>(op.tag);
   const int64_t delta = op.kind == OpKind::kAlloc ? op.bytes.count() : -op.bytes.count();
-  live_[space][tag] += delta;
-  live_total_[space] += delta;
+  lane.live[space][tag] += delta;
+  lane.live_total[space] += delta;
+  RoleResult& result = lane.result;
   switch (op.space) {
     case MemorySpace::kDevice:
-      if (live_total_[space] > result_.peak_memory.count()) {
-        result_.peak_memory = Bytes::Count(live_total_[space]);
-        result_.peak_at = now;
+      if (lane.live_total[space] > result.peak_memory.count()) {
+        result.peak_memory = Bytes::Count(lane.live_total[space]);
+        result.peak_at = now;
         for (int t = 0; t < kNumMemoryTags; ++t) {
-          result_.live_at_peak[static_cast<size_t>(t)] =
-              Bytes::Count(live_[space][static_cast<size_t>(t)]);
+          result.live_at_peak[static_cast<size_t>(t)] =
+              Bytes::Count(lane.live[space][static_cast<size_t>(t)]);
         }
       }
       if (opt_.trace != nullptr) {
-        const auto& live = live_[space];
+        const auto& live = lane.live[space];
         const auto make_series = [&]<size_t... k>(std::index_sequence<k...>) {
           return std::array<traces::TraceArg, kNumMemoryTags>{traces::TraceArg(
               strategies::MemoryTagName(static_cast<strategies::MemoryTag>(k)), live[k])...};
         };
         const auto series = make_series(std::make_index_sequence<kNumMemoryTags>());
-        for (uint32_t pid : trace_pids_) opt_.trace->Counter(pid, "device memory", now, series);
+        for (uint32_t pid : lane.trace_pids) {
+          opt_.trace->Counter(pid, "device memory", now, series);
+        }
       }
       break;
     case MemorySpace::kHost:
-      result_.peak_host_memory =
-          std::max(result_.peak_host_memory, Bytes::Count(live_total_[space]));
+      result.peak_host_memory =
+          std::max(result.peak_host_memory, Bytes::Count(lane.live_total[space]));
       break;
     case MemorySpace::kNvme:
-      result_.peak_nvme = std::max(result_.peak_nvme, Bytes::Count(live_total_[space]));
+      result.peak_nvme = std::max(result.peak_nvme, Bytes::Count(lane.live_total[space]));
       break;
   }
 }
 
-void Runner::StartOp(Engine& engine, int32_t i) {
-  const Op& op = sched_.ops[static_cast<size_t>(i)];
-  const Duration now = engine.now();
-  started_[static_cast<size_t>(i)] = now;
-  busy_[static_cast<size_t>(op.stream)] = true;
+void Runner::StartOp(Engine& engine, Lane& lane, int32_t i) {
+  const Op& op = OpAt(i);
+  const size_t st = static_cast<size_t>(op.stream);
+  lane.started[st] = engine.now();
+  lane.busy[st] = true;
+  RoleResult& result = lane.result;
   if (op.kind == OpKind::kCollective) {
-    result_.collective_bytes[static_cast<size_t>(op.collective)] += op.bytes;
-    ++result_.collective_calls[static_cast<size_t>(op.collective)];
+    result.collective_bytes[static_cast<size_t>(op.collective)] += op.bytes;
+    ++result.collective_calls[static_cast<size_t>(op.collective)];
   } else if (op.kind == OpKind::kCopy) {
-    result_.copy_bytes += op.bytes;
+    result.copy_bytes += op.bytes;
   }
   const CommPlan* plan = plan_[static_cast<size_t>(i)];
   if (plan == nullptr) {
@@ -831,19 +1199,18 @@ void Runner::StartOp(Engine& engine, int32_t i) {
     return;
   }
   if (op.kind == OpKind::kCollective) {
-    ++result_.algorithm_calls[static_cast<size_t>(op.collective)]
-                             [static_cast<size_t>(plan->algorithm)];
+    ++result.algorithm_calls[static_cast<size_t>(op.collective)]
+                            [static_cast<size_t>(plan->algorithm)];
   }
   if (opt_.network == NetworkModel::kAnalytic) {
     for (const CommPhase& ph : plan->phases) {
       const Bytes bytes = PhaseBytes(ph, op);
+      CountUnreplayed(ph, bytes);
       for (const FlowPath& p : ph.flows) {
         for (LinkIndex l : p.links) {
           link_bytes_[l] += bytes.count();
-          link_busy_ps_[l] += DrainTime(static_cast<double>(bytes.count()),
-                                        cluster_.link(topology::LinkId{static_cast<int32_t>(l)})
-                                            .bandwidth.bytes_per_second())
-                                  .picoseconds();
+          link_busy_ps_[l] +=
+              DrainTime(static_cast<double>(bytes.count()), link_bandwidth_[l]).picoseconds();
           if (link_scratch_[l]++ == 0) touched_.push_back(l);
         }
       }
@@ -860,8 +1227,8 @@ void Runner::StartOp(Engine& engine, int32_t i) {
   StartPhase(engine, i, 0);
 }
 
-void Runner::StartPhase(Engine& engine, int32_t i, size_t k) {
-  const Op& op = sched_.ops[static_cast<size_t>(i)];
+void Runner::StartPhase(Engine& engine, int32_t i, uint32_t k) {
+  const Op& op = OpAt(i);
   const CommPlan& plan = *plan_[static_cast<size_t>(i)];
   while (k < plan.phases.size() && plan.phases[k].flows.empty()) ++k;
   if (k == plan.phases.size()) {
@@ -869,9 +1236,12 @@ void Runner::StartPhase(Engine& engine, int32_t i, size_t k) {
     return;
   }
   const CommPhase& ph = plan.phases[k];
-  phase_[static_cast<size_t>(i)] = k;
-  flows_left_[static_cast<size_t>(i)] = static_cast<int64_t>(ph.flows.size());
+  Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
+  const size_t st = static_cast<size_t>(op.stream);
+  lane.phase[st] = k;
+  lane.flows_left[st] = static_cast<int64_t>(ph.flows.size());
   const Bytes bytes = PhaseBytes(ph, op);
+  CountUnreplayed(ph, bytes);
   const int64_t extra_steps = std::max<int64_t>(ph.steps - 1, 0);
   for (const FlowPath& p : ph.flows) {
     net_->Start(engine.now(), p.links, bytes, static_cast<uint64_t>(i), p.latency * extra_steps);
@@ -879,33 +1249,55 @@ void Runner::StartPhase(Engine& engine, int32_t i, size_t k) {
 }
 
 void Runner::StartReady(Engine& engine) {
+  // The lowest dirty lane first, until none is: a lane's poll may free ops of lower lanes
+  // (a recv whose send it completed), which are polled next.
+  size_t w = 0;
+  while (w < dirty_.size()) {
+    if (dirty_[w] == 0) {
+      ++w;
+      continue;
+    }
+    const int bit = std::countr_zero(dirty_[w]);
+    dirty_[w] &= dirty_[w] - 1;
+    PollLane(engine, lanes_[w * 64 + static_cast<size_t>(bit)]);
+    w = 0;
+  }
+}
+
+void Runner::PollLane(Engine& engine, Lane& lane) {
   bool progress = true;
   while (progress) {
     progress = false;
-    for (int s = 0; s < kNumStreams; ++s) {
-      const size_t st = static_cast<size_t>(s);
-      while (!busy_[st] && next_[st] < stream_ops_[st].size()) {
-        const int32_t i = stream_ops_[st][next_[st]];
+    for (size_t st = 0; st < static_cast<size_t>(kNumStreams); ++st) {
+      while (!lane.busy[st] && lane.next[st] < lane.stream_ops[st].size()) {
+        const int32_t i = lane.stream_ops[st][lane.next[st]];
         if (waiting_[static_cast<size_t>(i)] > 0) break;
-        ++next_[st];
-        const Op& op = sched_.ops[static_cast<size_t>(i)];
-        if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree) {
-          started_[static_cast<size_t>(i)] = engine.now();
-          ApplyMemory(op, engine.now());
-          for (int32_t succ : successors_[static_cast<size_t>(i)]) {
-            --waiting_[static_cast<size_t>(succ)];
-          }
+        ++lane.next[st];
+        const Op& op = lane.sched->ops[static_cast<size_t>(i - lane.offset)];
+        if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree || op.kind == OpKind::kRecv) {
+          // No duration: done on the spot (a recv's data arrived with its send, a dep).
+          if (op.kind != OpKind::kRecv) ApplyMemory(lane, op, engine.now());
+          lane.end = engine.now();
+          Release(i);
           progress = true;
           continue;
         }
-        StartOp(engine, i);
+        StartOp(engine, lane, i);
       }
     }
   }
 }
 
-void Runner::TraceOp(int32_t i, Duration start, Duration end) {
-  const Op& op = sched_.ops[static_cast<size_t>(i)];
+void Runner::Release(int32_t i) {
+  const int32_t end = succ_begin_[static_cast<size_t>(i) + 1];
+  for (int32_t k = succ_begin_[static_cast<size_t>(i)]; k < end; ++k) {
+    const size_t succ = static_cast<size_t>(succ_[static_cast<size_t>(k)]);
+    if (--waiting_[succ] == 0) MarkDirty(lane_of_[succ]);
+  }
+}
+
+void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) {
+  const Op& op = OpAt(i);
   std::string name;
   switch (op.kind) {
     case OpKind::kCompute:
@@ -927,10 +1319,11 @@ void Runner::TraceOp(int32_t i, Duration start, Duration end) {
       break;
     case OpKind::kAlloc:
     case OpKind::kFree:
+    case OpKind::kRecv:
       return;
   }
   std::vector<traces::TraceArg> args = {
-      traces::TraceArg("op", i),
+      traces::TraceArg("op", i - lane.offset),
       traces::TraceArg("layer", op.layer),
       traces::TraceArg("micro_batch", op.micro_batch),
       traces::TraceArg("bytes", op.bytes.count()),
@@ -938,27 +1331,33 @@ void Runner::TraceOp(int32_t i, Duration start, Duration end) {
   std::string group;
   if (op.kind == OpKind::kCollective) {
     const CommPlan* plan = plan_[static_cast<size_t>(i)];
-    group = fmt::format("{} {} of {}", topology::AxisName(op.axis),
-                        strategies::GroupKindName(op.group), op.group_size);
+    group = op.collective == CollectiveKind::kSendRecv && op.peer_stage >= 0
+                ? fmt::format("pp stage {} to {}", lane.sched->stage, op.peer_stage)
+                : fmt::format("{} {} of {}", topology::AxisName(op.axis),
+                              strategies::GroupKindName(op.group), op.group_size);
     args.emplace_back("algorithm",
                       plan != nullptr ? CollectiveAlgorithmName(plan->algorithm) : "none");
     args.emplace_back("group", group);
   }
-  for (uint32_t pid : trace_pids_) {
+  for (uint32_t pid : lane.trace_pids) {
     opt_.trace->Complete(pid, static_cast<uint32_t>(op.stream), name,
                          strategies::PhaseName(op.phase), start, end - start, args);
   }
 }
 
 void Runner::FinishOp(Engine& engine, int32_t i) {
-  const Op& op = sched_.ops[static_cast<size_t>(i)];
+  const Op& op = OpAt(i);
+  const uint32_t k = lane_of_[static_cast<size_t>(i)];
+  Lane& lane = lanes_[k];
   const size_t st = static_cast<size_t>(op.stream);
-  busy_[st] = false;
-  const Duration start = started_[static_cast<size_t>(i)];
+  lane.busy[st] = false;
+  const Duration start = lane.started[st];
   const Duration end = engine.now();
-  if (end > start) intervals_[st].emplace_back(start.picoseconds(), end.picoseconds());
-  if (opt_.trace != nullptr) TraceOp(i, start, end);
-  for (int32_t succ : successors_[static_cast<size_t>(i)]) --waiting_[static_cast<size_t>(succ)];
+  lane.end = end;
+  if (end > start) lane.intervals[st].emplace_back(start.picoseconds(), end.picoseconds());
+  if (opt_.trace != nullptr) TraceOp(lane, i, start, end);
+  Release(i);
+  MarkDirty(k);  // its stream is free
 }
 
 void Runner::ArmNetwork(Engine& engine) {
@@ -979,9 +1378,10 @@ Status Runner::Handle(Engine& engine, const Event& e) {
     completions_.clear();
     net_->AdvanceTo(engine.now(), completions_);
     for (const FlowCompletion& c : completions_) {
-      if (--flows_left_[static_cast<size_t>(c.tag)] == 0) {
-        StartPhase(engine, static_cast<int32_t>(c.tag), phase_[static_cast<size_t>(c.tag)] + 1);
-      }
+      const int32_t i = static_cast<int32_t>(c.tag);
+      Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
+      const size_t st = static_cast<size_t>(OpAt(i).stream);
+      if (--lane.flows_left[st] == 0) StartPhase(engine, i, lane.phase[st] + 1);
     }
   }
   StartReady(engine);
@@ -1007,7 +1407,7 @@ int64_t Uncovered(const std::vector<std::pair<int64_t, int64_t>>& a,
   return total;
 }
 
-StatusOr<RoleResult> Runner::Execute() {
+StatusOr<ExecutionResult> Runner::Execute() {
   RETURN_IF_ERROR(Setup());
   Engine engine;
   StartReady(engine);
@@ -1015,35 +1415,50 @@ StatusOr<RoleResult> Runner::Execute() {
   auto handler = [this](Engine& eng, const Event& e) { return Handle(eng, e); };
   ASSIGN_OR_RETURN(RunEnd end, engine.Run(handler));
   (void)end;
-  for (int s = 0; s < kNumStreams; ++s) {
-    const size_t st = static_cast<size_t>(s);
-    if (next_[st] != stream_ops_[st].size() || busy_[st]) {
-      return InternalError(
-          fmt::format("schedule '{}' deadlocked on the {} stream at op {}", sched_.role,
-                      strategies::StreamName(static_cast<Stream>(s)),
-                      next_[st] < stream_ops_[st].size() ? stream_ops_[st][next_[st]] : -1));
+  for (const Lane& lane : lanes_) {
+    for (int s = 0; s < kNumStreams; ++s) {
+      const size_t st = static_cast<size_t>(s);
+      if (lane.next[st] != lane.stream_ops[st].size() || lane.busy[st]) {
+        return InternalError(fmt::format("schedule '{}' deadlocked on the {} stream at op {}",
+                                         lane.sched->role,
+                                         strategies::StreamName(static_cast<Stream>(s)),
+                                         lane.next[st] < lane.stream_ops[st].size()
+                                             ? lane.stream_ops[st][lane.next[st]] - lane.offset
+                                             : -1));
+      }
     }
   }
-  auto busy = [&](Stream s) {
-    int64_t sum = 0;
-    for (auto [a, b] : intervals_[static_cast<size_t>(s)]) sum += b - a;
-    return Duration::Picoseconds(sum);
-  };
-  result_.step_time = engine.now();
-  result_.compute_busy = busy(Stream::kCompute);
-  result_.comm_busy = busy(Stream::kComm);
-  result_.copy_busy = busy(Stream::kCopy);
-  result_.host_busy = busy(Stream::kHost);
-  result_.exposed_comm =
-      Duration::Picoseconds(Uncovered(intervals_[static_cast<size_t>(Stream::kComm)],
-                                      intervals_[static_cast<size_t>(Stream::kCompute)]));
-  result_.idle = result_.step_time - result_.compute_busy;
-  result_.events = engine.events_handled();
-  CollectLinkStats();
-  return result_;
+  ExecutionResult out;
+  out.events = engine.events_handled();
+  Duration step_time = Duration::Zero();
+  for (const Lane& lane : lanes_) step_time = std::max(step_time, lane.end);
+  out.links = CollectLinkStats(step_time);
+  for (Lane& lane : lanes_) {
+    auto busy = [&](Stream s) {
+      int64_t sum = 0;
+      for (auto [a, b] : lane.intervals[static_cast<size_t>(s)]) sum += b - a;
+      return Duration::Picoseconds(sum);
+    };
+    RoleResult& r = lane.result;
+    r.step_time = lane.end;
+    r.compute_busy = busy(Stream::kCompute);
+    r.comm_busy = busy(Stream::kComm);
+    r.copy_busy = busy(Stream::kCopy);
+    r.host_busy = busy(Stream::kHost);
+    r.p2p_busy = busy(Stream::kP2p);
+    r.exposed_comm =
+        Duration::Picoseconds(Uncovered(lane.intervals[static_cast<size_t>(Stream::kComm)],
+                                        lane.intervals[static_cast<size_t>(Stream::kCompute)]));
+    r.idle = r.step_time - r.compute_busy;
+    r.events = out.events;
+    r.links = out.links;
+    out.roles.push_back(std::move(r));
+  }
+  return out;
 }
 
-void Runner::CollectLinkStats() {
+std::vector<LinkKindStats> Runner::CollectLinkStats(Duration step_time) const {
+  std::vector<LinkKindStats> out;
   std::array<LinkKindStats, kNumLinkKinds> by_kind{};
   // Busy times of the links used, per kind. Their mean is formed as sum(b / n) + sum(b % n) / n,
   // exact and free of overflow: a plain int64 sum overflows once the busy times of the links
@@ -1066,43 +1481,61 @@ void Runner::CollectLinkStats() {
       busy = link_busy_ps_[static_cast<size_t>(l)];
       peak = link_peak_[static_cast<size_t>(l)];
     }
-    if (bytes == 0 && busy == 0) continue;
+    if (bytes == 0 && busy == 0) {
+      // A link only groups that are not replayed use carried bytes too (counted per kind);
+      // its busy time repeats a replayed link's, so only the replayed ones enter the times.
+      if (static_cast<size_t>(l) < unreplayed_link_.size() &&
+          unreplayed_link_[static_cast<size_t>(l)])
+        ++s.links_used;
+      continue;
+    }
     ++s.links_used;
     s.bytes += Bytes::Count(bytes);
     s.busy_max = std::max(s.busy_max, Duration::Picoseconds(busy));
     busy_of[k].push_back(busy);
     s.peak_flows = std::max(s.peak_flows, peak);
   }
-  const double step = static_cast<double>(result_.step_time.picoseconds());
+  const double step = static_cast<double>(step_time.picoseconds());
   for (int k = 0; k < kNumLinkKinds; ++k) {
     LinkKindStats& s = by_kind[static_cast<size_t>(k)];
+    s.bytes += Bytes::Count(unreplayed_bytes_[static_cast<size_t>(k)]);
     if (s.links == 0) continue;
     s.kind = static_cast<topology::LinkKind>(k);
-    if (s.links_used > 0) {
+    if (const auto n = static_cast<int64_t>(busy_of[static_cast<size_t>(k)].size()); n > 0) {
       int64_t quotients = 0;
       int64_t remainders = 0;
       for (int64_t b : busy_of[static_cast<size_t>(k)]) {
-        quotients += b / s.links_used;
-        remainders += b % s.links_used;
+        quotients += b / n;
+        remainders += b % n;
       }
-      s.busy_avg = Duration::Picoseconds(quotients + remainders / s.links_used);
+      s.busy_avg = Duration::Picoseconds(quotients + remainders / n);
     }
     if (step > 0) {
       s.utilization_max = static_cast<double>(s.busy_max.picoseconds()) / step;
       s.utilization_avg = static_cast<double>(s.busy_avg.picoseconds()) / step;
     }
-    result_.links.push_back(s);
+    out.push_back(s);
   }
+  return out;
 }
 
 }  // namespace
+
+StatusOr<ExecutionResult> ExecuteSchedules(const topology::Cluster& cluster,
+                                           std::span<const strategies::Schedule> schedules,
+                                           const ExecutionContext& context,
+                                           const ExecutorOptions& options) {
+  Runner runner(cluster, schedules, context, options);
+  return runner.Execute();
+}
 
 StatusOr<RoleResult> ExecuteSchedule(const topology::Cluster& cluster,
                                      const strategies::Schedule& schedule,
                                      const ExecutionContext& context,
                                      const ExecutorOptions& options) {
-  Runner runner(cluster, schedule, context, options);
-  return runner.Execute();
+  ASSIGN_OR_RETURN(ExecutionResult r,
+                   ExecuteSchedules(cluster, std::span(&schedule, 1), context, options));
+  return std::move(r.roles.front());
 }
 
 StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
@@ -1117,18 +1550,14 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
   ASSIGN_OR_RETURN(
       std::vector<strategies::Schedule> schedules,
       strategies::BuildSchedules(model, training, strategy, cluster.spec(), options.schedule));
-  if (schedules.size() != 1) {
-    return FailedPreconditionError(fmt::format(
-        "the executor simulates single-role schedules; got {} roles", schedules.size()));
-  }
-  SimResult out;
   ExecutionContext ctx;
   ctx.mesh = strategy.mesh;
   ctx.rank_order = strategy.rank_order;
   ctx.precision = training.precision;
   ctx.rank = 0;
-  for (const strategies::Schedule& s : schedules) {
-    ASSIGN_OR_RETURN(RoleResult r, ExecuteSchedule(cluster, s, ctx, options));
+  ASSIGN_OR_RETURN(ExecutionResult run, ExecuteSchedules(cluster, schedules, ctx, options));
+  SimResult out;
+  for (RoleResult& r : run.roles) {
     out.step_time = std::max(out.step_time, r.step_time);
     if (r.peak_memory > r.capacity) {
       strategies::Finding f;
@@ -1144,31 +1573,7 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
     }
     out.roles.push_back(std::move(r));
   }
-  for (const RoleResult& r : out.roles) {
-    for (const LinkKindStats& l : r.links) {
-      auto it = std::find_if(out.links.begin(), out.links.end(),
-                             [&](const LinkKindStats& o) { return o.kind == l.kind; });
-      if (it == out.links.end()) {
-        out.links.push_back(l);
-        continue;
-      }
-      it->links = std::max(it->links, l.links);
-      it->links_used = std::max(it->links_used, l.links_used);
-      it->bytes += l.bytes;
-      it->busy_max = std::max(it->busy_max, l.busy_max);
-      it->busy_avg = std::max(it->busy_avg, l.busy_avg);
-      it->peak_flows = std::max(it->peak_flows, l.peak_flows);
-    }
-  }
-  std::sort(out.links.begin(), out.links.end(),
-            [](const LinkKindStats& a, const LinkKindStats& b) { return a.kind < b.kind; });
-  if (out.roles.size() > 1) {
-    const double step = static_cast<double>(out.step_time.picoseconds());
-    for (LinkKindStats& l : out.links) {
-      l.utilization_max = step > 0 ? static_cast<double>(l.busy_max.picoseconds()) / step : 0;
-      l.utilization_avg = step > 0 ? static_cast<double>(l.busy_avg.picoseconds()) / step : 0;
-    }
-  }
+  out.links = std::move(run.links);
   out.peak = cluster.spec().node.gpu.Peak(ComputeType(training.precision));
   // MFU counts the model's FLOPs (eq. 3 without recompute, coefficient 72); HFU counts what
   // the hardware executes, recomputation included (the plan's figure: 96 under full

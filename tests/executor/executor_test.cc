@@ -3,14 +3,20 @@
 // forced algorithms, per-link-kind statistics, DDP's overlap of bucketed all-reduces with
 // backward, ZeRO-3's 3Ψ(N-1)/N bytes per device, static memory equal to the analytic plan,
 // activations at the peak equal to the plan's under recompute, out-of-memory findings, the
-// trace's processes and args, and byte-identical reruns.
+// trace's processes and args, and byte-identical reruns. Pipeline stages run together: a recv
+// released when its send has delivered, a send on the p2p stream overlapping a collective,
+// per-stage folding, validation of recvs, deadlocks across stages, and their traces.
 #include "sim/executor/executor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <initializer_list>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/network/alpha_beta.h"
 #include "strategies/analyzer.h"
@@ -66,6 +72,16 @@ SimResult Simulate(const topology::Cluster& cluster, const char* preset,
                                        Strategy(preset, cluster.num_gpus()), options);
   PLACESIM_CHECK(r.ok());
   return std::move(r).value();
+}
+
+// Finishes `writer` and checks that what it wrote to `out` is a valid trace; returns the trace
+// and its summary.
+std::pair<std::string, traces::TraceSummary> FinishValidTrace(traces::ChromeTraceWriter& writer,
+                                                              const std::ostringstream& out) {
+  PLACESIM_CHECK(writer.Finish().ok());
+  StatusOr<traces::TraceSummary> summary = traces::ValidateChromeTrace(out.str());
+  PLACESIM_CHECK(summary.ok());
+  return {out.str(), *summary};
 }
 
 // A schedule of one all-reduce of `buffer` bytes over the whole dp axis of `n` ranks.
@@ -479,10 +495,7 @@ TEST(Executor, TraceHasAProcessPerRequestedRankWithArgs) {
   StatusOr<SimResult> r =
       SimulateStep(cluster, Llama7b(), Training(16), Strategy("zero3", 16), opt);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_TRUE(writer.Finish().ok());
-  const std::string trace = out.str();
-  StatusOr<traces::TraceSummary> summary = traces::ValidateChromeTrace(trace);
-  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  const auto [trace, summary] = FinishValidTrace(writer, out);
   EXPECT_THAT(trace, HasSubstr("rank 0 (node0/gpu0)"));
   EXPECT_THAT(trace, HasSubstr("rank 3 (node0/gpu3)"));
   EXPECT_THAT(trace, HasSubstr("rank 9 (node1/gpu1)"));
@@ -492,7 +505,7 @@ TEST(Executor, TraceHasAProcessPerRequestedRankWithArgs) {
   EXPECT_THAT(trace, HasSubstr("\"layer\":"));
   EXPECT_THAT(trace, HasSubstr("\"gathered-params\":"));
   // Folding: the three ranks share one timeline, so each gets a third of the events.
-  EXPECT_EQ(summary->complete_events % 3, 0u);
+  EXPECT_EQ(summary.complete_events % 3, 0u);
 }
 
 TEST(Executor, RefusesTraceRanksOutOfRangeOrUnsorted) {
@@ -533,6 +546,406 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   EXPECT_EQ(d.algorithm, e.algorithm);
   EXPECT_EQ(d.schedule.bucket_bytes, e.schedule.bucket_bytes);
   EXPECT_EQ(d.schedule.prefetch_depth, e.schedule.prefetch_depth);
+}
+
+// ------------------------------------------------------------------ pipeline stages together
+// Hand-built schedules of pipeline stages, run together by ExecuteSchedules.
+
+// One node of `gpus` DGX-H100 GPUs on one NVSwitch plane: a route between two of its GPUs is
+// the sender's uplink and the receiver's downlink (2 links of 0.5 us: alpha = 1 us), each
+// 450 GB/s.
+topology::Cluster OneNode(int gpus) {
+  topology::ClusterSpec spec;
+  spec.node = *topology::FindNodePreset("DGX-H100");
+  spec.node.gpus = gpus;
+  spec.node.pcie_switches = gpus;  // one GPU per PCIe switch, as on the full node
+  spec.node.nics = gpus;
+  spec.nodes = 1;
+  spec.fabric.kind = topology::FabricKind::kSingleNode;
+  StatusOr<topology::Cluster> c = topology::BuildCluster(spec);
+  PLACESIM_CHECK(c.ok());
+  return std::move(c).value();
+}
+
+Schedule Stage(int stage, int64_t ranks) {
+  Schedule s;
+  s.role = "stage " + std::to_string(stage);
+  s.stage = stage;
+  s.ranks = ranks;
+  return s;
+}
+
+// Appends `op` to `s`, after `deps`; returns its index.
+int32_t Add(Schedule& s, Op op, std::initializer_list<int32_t> deps = {}) {
+  op.deps_begin = static_cast<int32_t>(s.deps.size());
+  s.deps.insert(s.deps.end(), deps.begin(), deps.end());
+  op.deps_end = static_cast<int32_t>(s.deps.size());
+  s.ops.push_back(op);
+  return static_cast<int32_t>(s.ops.size() - 1);
+}
+
+Op ComputeOp(double flops) {
+  Op op;
+  op.kind = OpKind::kCompute;
+  op.flops = Flops::Count(flops);
+  return op;
+}
+
+Op AllocOp(Bytes bytes) {
+  Op op;
+  op.kind = OpKind::kAlloc;
+  op.tag = MemoryTag::kActivations;
+  op.bytes = bytes;
+  return op;
+}
+
+// A pipeline send of `bytes` to stage `peer`, on the p2p stream.
+Op SendOp(int peer, Bytes bytes) {
+  Op op;
+  op.kind = OpKind::kCollective;
+  op.stream = strategies::Stream::kP2p;
+  op.collective = CollectiveKind::kSendRecv;
+  op.axis = topology::Axis::kPipeline;
+  op.group_size = 2;
+  op.peer_stage = peer;
+  op.buffer_bytes = bytes;
+  op.bytes = bytes;
+  return op;
+}
+
+// The arrival of op `match` of stage `peer` (a send), on the compute stream.
+Op RecvOp(int peer, int match) {
+  Op op;
+  op.kind = OpKind::kRecv;
+  op.peer_stage = peer;
+  op.match = match;
+  return op;
+}
+
+// An all-reduce of `buffer` bytes over the whole dp axis of `n` ranks, on the comm stream.
+Op DpAllReduceOp(int n, Bytes buffer) { return OneAllReduce(n, buffer).ops.front(); }
+
+const LinkKindStats& NvlinkOf(const std::vector<LinkKindStats>& links) {
+  for (const LinkKindStats& l : links) {
+    if (l.kind == topology::LinkKind::kNvlink) return l;
+  }
+  PLACESIM_CHECK(false);
+  return links.front();
+}
+
+TEST(ExecutorPipeline, ARecvReleasesItsComputeWhenTheSendHasDelivered) {
+  // pp = 2 on two GPUs of one node. Stage 0 computes, then sends S = 1 GB to stage 1; stage 1
+  // waits on the recv, then computes. The send is one flow gpu0 -> gpu1 over gpu0's uplink and
+  // gpu1's downlink (alpha = 1 us, B = 450 GB/s), alone on them, so it takes
+  // 1 us + 1e9 / 450e9 s, and stage 1's compute starts exactly at T_c + 1 us + S / B (T_c:
+  // the compute's roofline time, measured alone).
+  const topology::Cluster cluster = OneNode(2);
+  topology::Router router(cluster);
+  const topology::Route* route = router.Find(cluster.gpu(0), cluster.gpu(1));
+  ASSERT_NE(route, nullptr);
+  ASSERT_EQ(route->latency, Microseconds(1));
+  ASSERT_EQ(route->bottleneck, GBps(450));
+  const Bytes S = GB(1);
+  const Duration send = Microseconds(1) + DrainTime(1e9, 450e9);
+
+  Schedule s0 = Stage(0, 1);
+  Add(s0, AllocOp(GB(1)));
+  const int32_t c0 = Add(s0, ComputeOp(1e13));
+  const int32_t tx = Add(s0, SendOp(1, S), {c0});
+  Schedule s1 = Stage(1, 1);
+  const int32_t rx = Add(s1, RecvOp(0, tx));
+  Add(s1, ComputeOp(1e13), {rx});
+  Add(s1, AllocOp(GB(2)));
+  const std::vector<Schedule> stages = {s0, s1};
+
+  ExecutionContext ctx;
+  ctx.mesh.pp = 2;
+  Schedule alone = Stage(0, 1);
+  Add(alone, ComputeOp(1e13));
+  StatusOr<RoleResult> c = ExecuteSchedule(cluster, alone, ctx);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const Duration compute = c->step_time;
+  ASSERT_GT(compute, Duration::Zero());
+
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->roles.size(), 2u);
+    const RoleResult& first = r->roles[0];
+    const RoleResult& second = r->roles[1];
+    EXPECT_EQ(first.simulated_rank, 0);
+    EXPECT_EQ(second.simulated_rank, 1);
+    EXPECT_EQ(first.step_time, compute + send) << NetworkModelName(model);
+    EXPECT_EQ(first.p2p_busy, send);
+    EXPECT_EQ(first.comm_busy, Duration::Zero());
+    EXPECT_EQ(first.collective_calls[Idx(CollectiveKind::kSendRecv)], 1);
+    EXPECT_EQ(first.collective_bytes[Idx(CollectiveKind::kSendRecv)], S);
+    EXPECT_EQ(second.comm_bytes(), Bytes::Zero());
+    // Stage 1 idles until the data arrives, then computes.
+    EXPECT_EQ(second.idle, compute + send) << NetworkModelName(model);
+    EXPECT_EQ(second.step_time, compute + send + compute);
+    // Each lane has its own memory.
+    EXPECT_EQ(first.peak_memory, GB(1));
+    EXPECT_EQ(second.peak_memory, GB(2));
+    // The send's one flow crossed two NVLink links; every role carries the shared stats.
+    EXPECT_EQ(NvlinkOf(r->links).bytes, S * 2);
+    EXPECT_EQ(NvlinkOf(r->links).links_used, 2);
+    EXPECT_EQ(NvlinkOf(second.links).bytes, S * 2);
+    EXPECT_EQ(first.events, r->events);
+  }
+}
+
+TEST(ExecutorPipeline, ASendOnTheP2pStreamOverlapsACollectiveOnTheCommStream) {
+  // Two DGX-H100 nodes, dp = 8 inside each node, pp = 2 across them (pp outermost: stage 0 is
+  // node 0, stage 1 node 1). Stage 0 starts a dp all-reduce of S1 = 1 GB on the comm stream
+  // and a send of S2 = 100 MB to stage 1 on the p2p stream at time 0. The all-reduce is the
+  // 8-GPU ring on node 0's NVSwitch plane: 14 us + 2(7/8) S1 / 450 GB/s. The send is 8 flows
+  // (every dp rank of stage 0) node0/gpu i -> node1/gpu i over PCIe, NICs and the fabric, none
+  // on NVLink, on routes that share no link (checked below), so each takes its route's
+  // alpha + S2 / bottleneck. Neither waits for the other: stage 0 ends with the longer one.
+  const topology::Cluster cluster = Dgx(2);
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  ctx.mesh.pp = 2;
+  ctx.rank_order.inner_to_outer = {topology::Axis::kTensor, topology::Axis::kContext,
+                                   topology::Axis::kData, topology::Axis::kPipeline};
+  topology::Router router(cluster);
+  std::vector<int32_t> send_links;
+  Duration send = Duration::Zero();
+  for (int i = 0; i < 8; ++i) {
+    const topology::Route* route = router.Find(cluster.gpu(i), cluster.gpu(8 + i));
+    ASSERT_NE(route, nullptr);
+    for (topology::LinkId l : route->links) {
+      EXPECT_NE(cluster.link(l).kind, topology::LinkKind::kNvlink);
+      send_links.push_back(l.value);
+    }
+    send = std::max(send, route->latency + DrainTime(1e8, route->bottleneck.bytes_per_second()));
+  }
+  std::sort(send_links.begin(), send_links.end());
+  ASSERT_EQ(std::adjacent_find(send_links.begin(), send_links.end()), send_links.end());
+  const Duration all_reduce = Microseconds(14) + DrainTime(1.75e9, 450e9);
+
+  Schedule s0 = Stage(0, 8);
+  Add(s0, DpAllReduceOp(8, GB(1)));
+  const int32_t tx = Add(s0, SendOp(1, MB(100)));
+  Schedule s1 = Stage(1, 8);
+  Add(s1, RecvOp(0, tx));
+  const std::vector<Schedule> stages = {s0, s1};
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const RoleResult& first = r->roles[0];
+    EXPECT_EQ(first.comm_busy, all_reduce) << NetworkModelName(model);
+    EXPECT_EQ(first.p2p_busy, send) << NetworkModelName(model);
+    EXPECT_EQ(first.step_time, std::max(all_reduce, send));
+    EXPECT_EQ(r->roles[1].simulated_rank, 8);
+    EXPECT_EQ(r->roles[1].step_time, send);
+    // Only stage 0's ranks all-reduce: 8 ring edges of 1.75 GB over 2 NVLink links each.
+    EXPECT_EQ(NvlinkOf(r->links).bytes, MB(1750) * 16);
+  }
+}
+
+TEST(ExecutorPipeline, ACollectiveFoldsOnlyOverTheRanksOfItsStage) {
+  // dp = 2, pp = 2 on four GPUs of one node (Megatron order: rank = pp + 2 dp, rank r on GPU r).
+  // Stage 0's dp group is ranks {0, 2}: its ring all-reduce of S = 1 GB is two flows,
+  // gpu0 -> gpu2 and gpu2 -> gpu0, each of 2(N-1)/N S = S over two NVLink links, taking
+  // 2 alpha + S / B = 2 us + 1e9 / 450e9 s. So the links carry 4 S on 4 links: one stage's
+  // volume (folding over the world would add stage 1's group {1, 3}, 8 S on 8 links). With
+  // both stages running their all-reduce, the links carry 8 S, and the two rings, on disjoint
+  // links, take as long as one.
+  const topology::Cluster cluster = OneNode(4);
+  ExecutionContext ctx;
+  ctx.mesh.dp = 2;
+  ctx.mesh.pp = 2;
+  const Duration expected = Microseconds(2) + DrainTime(1e9, 450e9);
+  Schedule s0 = Stage(0, 2);
+  Add(s0, DpAllReduceOp(2, GB(1)));
+  Schedule s1 = Stage(1, 2);
+  Add(s1, DpAllReduceOp(2, GB(1)));
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    StatusOr<RoleResult> one = ExecuteSchedule(cluster, s0, ctx, opt);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    EXPECT_EQ(one->step_time, expected) << NetworkModelName(model);
+    EXPECT_EQ(NvlinkOf(one->links).bytes, GB(4));
+    EXPECT_EQ(NvlinkOf(one->links).links_used, 4);
+
+    const std::vector<Schedule> stages = {s0, s1};
+    StatusOr<ExecutionResult> both = ExecuteSchedules(cluster, stages, ctx, opt);
+    ASSERT_TRUE(both.ok()) << both.status().message();
+    EXPECT_EQ(NvlinkOf(both->links).bytes, GB(8));
+    EXPECT_EQ(NvlinkOf(both->links).links_used, 8);
+    EXPECT_EQ(NvlinkOf(both->links).peak_flows, 1u);
+    for (const RoleResult& role : both->roles) {
+      EXPECT_EQ(role.step_time, expected) << role.role << " " << NetworkModelName(model);
+      EXPECT_EQ(role.collective_bytes[Idx(CollectiveKind::kAllReduce)], GB(1));
+    }
+  }
+}
+
+TEST(ExecutorPipeline, RefusesRecvsThatMatchNoSendOfTheirPeer) {
+  const topology::Cluster cluster = OneNode(2);
+  ExecutionContext ctx;
+  ctx.mesh.pp = 2;
+  Schedule s0 = Stage(0, 1);
+  const int32_t c0 = Add(s0, ComputeOp(1e12));
+  Add(s0, SendOp(1, MB(1)), {c0});
+  auto run = [&](const Schedule& a, const Schedule& b) {
+    const std::vector<Schedule> stages = {a, b};
+    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx);
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  Schedule out_of_range = Stage(1, 1);
+  Add(out_of_range, RecvOp(0, 7));
+  EXPECT_EQ(run(s0, out_of_range),
+            "schedules[1].ops[0].match: 7: must be in [0, 2), an op of stage 0");
+  Schedule not_a_send = Stage(1, 1);
+  Add(not_a_send, RecvOp(0, c0));
+  EXPECT_THAT(run(s0, not_a_send),
+              HasSubstr("schedules[1].ops[0].match: 0: op 0 of stage 0 is not a pipeline send to "
+                        "stage 1"));
+  // The well-formed pair runs; without stage 0's schedule its recv has no send.
+  Schedule s1 = Stage(1, 1);
+  Add(s1, RecvOp(0, 1));
+  const std::vector<Schedule> pair = {s0, s1};
+  EXPECT_TRUE(ExecuteSchedules(cluster, pair, ctx).ok());
+  StatusOr<RoleResult> alone = ExecuteSchedule(cluster, s1, ctx);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().message(),
+            "schedules[0].ops[0].peer_stage: 0: a recv of stage 1 needs the schedule of its "
+            "sending stage; none was given");
+  // A send to its own stage, a stage outside the mesh, and two schedules of one stage.
+  Schedule self = Stage(0, 1);
+  Add(self, SendOp(0, MB(1)));
+  StatusOr<RoleResult> to_self = ExecuteSchedule(cluster, self, ctx);
+  ASSERT_FALSE(to_self.ok());
+  EXPECT_THAT(to_self.status().message(),
+              HasSubstr("schedules[0].ops[0].peer_stage: 0: a pipeline send of stage 0 must name "
+                        "another stage in [0, 2)"));
+  StatusOr<RoleResult> outside = ExecuteSchedule(cluster, Stage(2, 1), ctx);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.status().message(), "schedules[0].stage: 2: must be in [0, 2)");
+  EXPECT_EQ(run(s0, s0), "schedules[1].stage: 0: schedules[0] has the same stage");
+}
+
+TEST(ExecutorPipeline, ACycleThroughTwoStagesIsReportedAsADeadlock) {
+  // Stage 0 sends only after its recv from stage 1, and stage 1 sends only after its compute,
+  // which waits on its recv of stage 0's send: no op of either can start.
+  const topology::Cluster cluster = OneNode(2);
+  ExecutionContext ctx;
+  ctx.mesh.pp = 2;
+  Schedule s0 = Stage(0, 1);
+  const int32_t rx0 = Add(s0, RecvOp(1, 2));
+  Add(s0, SendOp(1, MB(1)), {rx0});
+  Schedule s1 = Stage(1, 1);
+  const int32_t rx1 = Add(s1, RecvOp(0, 1));
+  const int32_t c1 = Add(s1, ComputeOp(1e12), {rx1});
+  Add(s1, SendOp(0, MB(1)), {c1});
+  const std::vector<Schedule> stages = {s0, s1};
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+    EXPECT_EQ(r.status().message(), "schedule 'stage 0' deadlocked on the compute stream at op 0");
+  }
+}
+
+TEST(ExecutorPipeline, TraceHasAProcessPerStageRankWithTheP2pThread) {
+  // dp = 2, pp = 2: each stage's schedule holds both of its ranks, so every requested rank is
+  // traced by its stage's lane; by default, each lane's simulated rank (0 and 1).
+  const topology::Cluster cluster = OneNode(4);
+  ExecutionContext ctx;
+  ctx.mesh.dp = 2;
+  ctx.mesh.pp = 2;
+  Schedule s0 = Stage(0, 2);
+  const int32_t c0 = Add(s0, ComputeOp(1e12));
+  const int32_t tx = Add(s0, SendOp(1, MB(10)), {c0});
+  Schedule s1 = Stage(1, 2);
+  const int32_t rx = Add(s1, RecvOp(0, tx));
+  Add(s1, ComputeOp(1e12), {rx});
+  const std::vector<Schedule> stages = {s0, s1};
+  for (const std::vector<int64_t>& ranks : {std::vector<int64_t>{}, {0, 1, 2, 3}}) {
+    std::ostringstream out;
+    traces::ChromeTraceWriter writer(out);
+    ExecutorOptions opt;
+    opt.trace = &writer;
+    opt.trace_ranks = ranks;
+    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const auto [trace, summary] = FinishValidTrace(writer, out);
+    EXPECT_THAT(trace, HasSubstr("rank 0 (node0/gpu0)"));
+    EXPECT_THAT(trace, HasSubstr("rank 1 (node0/gpu1)"));
+    EXPECT_THAT(trace, HasSubstr("\"p2p\""));
+    EXPECT_THAT(trace, HasSubstr("\"group\":\"pp stage 0 to 1\""));
+    // Stage 0: compute and send; stage 1: compute (the recv takes no time).
+    const size_t traced = ranks.empty() ? 2 : 4;
+    EXPECT_EQ(summary.complete_events, traced / 2 * 3);
+    if (ranks.empty()) {
+      EXPECT_THAT(trace, Not(HasSubstr("rank 2 ")));
+    } else {
+      EXPECT_THAT(trace, HasSubstr("rank 3 (node0/gpu3)"));
+    }
+  }
+}
+
+TEST(Executor, TensorParallelGroupsOnOtherNodesAreNotReplayedButTheirBytesCount) {
+  // tp 8 x dp 4 on 4 DGX-H100 nodes: one tp group per node. The simulated rank 0 is on node 0;
+  // the groups of nodes 1-3 stay on their own NVLink, so they are not replayed, yet every
+  // node's ring carries its bytes: 4 groups x 8 flows x 2 NVLink hops x (2 (8-1)/8 S).
+  // The time is the lone ring's: 14 alpha + 1.75 S / 450 GB/s, as on one node.
+  const topology::Cluster cluster = Dgx(4);
+  Schedule s = OneAllReduce(8, GB(1));
+  s.ops[0].axis = topology::Axis::kTensor;
+  s.ranks = 32;
+  ExecutionContext ctx;
+  ctx.mesh.tp = 8;
+  ctx.mesh.dp = 4;
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, opt);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->step_time, Microseconds(14) + DrainTime(1.75e9, 450e9)) << NetworkModelName(model);
+    const auto nvlink = std::find_if(r->links.begin(), r->links.end(), [](const LinkKindStats& l) {
+      return l.kind == topology::LinkKind::kNvlink;
+    });
+    ASSERT_NE(nvlink, r->links.end());
+    EXPECT_EQ(nvlink->bytes, MB(1750) * (4 * 8 * 2));
+    EXPECT_EQ(nvlink->links_used, 4 * 16);  // every GPU's up- and downlink of every node
+  }
+}
+
+TEST(Executor, ADataParallelGroupThatSpansContextJoinsTheCpRanks) {
+  // dp 2 x cp 2 x tp 2 on one DGX-H100 (tp innermost, then cp, then dp). An all-reduce over
+  // dp x cp has 4 members per group and 2 groups (one per tp rank): a ring of 4 on NVSwitch,
+  // 2 (4-1) alpha + 2 (4-1)/4 S / B = 6 us + 1.5 GB / 450 GB/s, and 2 x 4 ring edges of 2
+  // NVLink hops each, each hop carrying 1.5 GB.
+  const topology::Cluster cluster = Dgx(1);
+  Schedule s = OneAllReduce(4, GB(1));
+  s.ops[0].spans_context = true;
+  ExecutionContext ctx;
+  ctx.mesh.dp = 2;
+  ctx.mesh.cp = 2;
+  ctx.mesh.tp = 2;
+  StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->step_time, Microseconds(6) + DrainTime(1.5e9, 450e9));
+  ASSERT_FALSE(r->links.empty());
+  EXPECT_EQ(r->links.front().kind, topology::LinkKind::kNvlink);
+  EXPECT_EQ(r->links.front().bytes, MB(1500) * (2 * 4 * 2));
+  // Without spans_context the same group size does not divide the dp axis of 2.
+  s.ops[0].spans_context = false;
+  r = ExecuteSchedule(cluster, s, ctx);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("must divide the dp axis of size 2"));
 }
 
 }  // namespace

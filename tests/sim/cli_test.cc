@@ -258,11 +258,12 @@ TEST(SimulateCommand, NetworkFlagAndScenarioFieldSelectTheSameModel) {
   EXPECT_THAT(bad.err, HasSubstr("valid: flow, analytic"));
 }
 
-TEST(SimulateCommand, PipelineParallelScenariosAreRefusedWithTheReason) {
-  // Tensor parallelism is replayed; pipeline schedules are not generated yet.
-  Result r = RunPlacesim({"simulate", Example("gpt3-175b-tp8-pp8.textproto")});
+TEST(SimulateCommand, ExpertParallelScenariosAreRefusedWithTheReason) {
+  // Tensor, pipeline and context parallelism are replayed; expert schedules are not generated.
+  Result r = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--set",
+                          "model.preset=mixtral-8x7b", "--set", "strategy.ep=2"});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_THAT(r.err, HasSubstr("pp=8"));
+  EXPECT_THAT(r.err, HasSubstr("ep=2"));
 }
 
 TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsRefusedQuickly) {
