@@ -13,7 +13,8 @@
 #   tests/golden/E.analyze.json       `placesim analyze E --format json` (every example)
 #   tests/golden/E.summary.json       `placesim simulate E --format json`, when simulate
 #                                     accepts E (exit code 2, a refusal, is skipped)
-#   tests/golden/E.trace.json         that run's --trace timeline, canonical: keys sorted,
+#   tests/golden/E.trace.json         that run's --trace timeline of rank 0 (--trace-ranks 0),
+#                                     canonical: keys sorted,
 #                                     one event per line (traces up to the limit)
 #   tests/golden/E.trace.digest.json  otherwise: SHA-256, byte count and event counts per
 #                                     phase of the trace exactly as placesim wrote it
@@ -99,7 +100,7 @@ for example in "${root}"/examples/*.textproto "${root}"/examples/*.json; do
   fi
 
   rc=0
-  "${placesim}" simulate "${example}" --format json --trace "${tmp}/trace.json" \
+  "${placesim}" simulate "${example}" --format json --trace "${tmp}/trace.json" --trace-ranks 0 \
     >"${tmp}/summary.json" 2>"${tmp}/err" || rc=$?
   if [[ ${rc} -eq 2 ]]; then
     echo "${name}: analyze only (simulate refuses it: $(head -n 1 "${tmp}/err"))"
