@@ -317,8 +317,8 @@ RankRole BuildStage(const Context& c, int i) {
   Bytes act_per_layer;
   Bytes act_step;  // all micro-batches of one step, for activation offload traffic
   if (c.arch) {
-    act_per_layer =
-        ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp, c.recompute);
+    act_per_layer = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
+                                            c.recompute, c.training->flash_attention);
     // Micro-batches whose activations stage i holds at the peak of the schedule.
     int64_t chunks = 1;  // in units of 1/v of the stage's layers
     double in_flight = 1;
@@ -371,7 +371,7 @@ RankRole BuildStage(const Context& c, int i) {
     // logits, so the peak is the larger of the two. Without recompute nothing is rebuilt and
     // the peak is the end of the forward (Korthikanti's figure as it stands).
     const Bytes rebuilt = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
-                                                  Recompute::kNone) -
+                                                  Recompute::kNone, c.training->flash_attention) -
                           act_per_layer;
     if (c.Offloaded(State::kActivations)) {
       const OffloadTarget target = c.Target(State::kActivations);

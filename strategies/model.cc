@@ -73,7 +73,8 @@ int64_t MegatronParameterCount(int64_t layers, int64_t hidden, int64_t vocab, in
 }
 
 Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int64_t seq_len,
-                              int tp, bool sequence_parallel, Recompute recompute) {
+                              int tp, bool sequence_parallel, Recompute recompute,
+                              bool flash_attention) {
   const int64_t s = seq_len;
   const int64_t b = micro_batch;
   const int64_t h = t.hidden;
@@ -97,7 +98,8 @@ Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int
   }
   const int64_t split = sb * (2 * h + 4 * kv_width + 2 * h) + mlp;
   // Attention scores (2), softmax dropout mask (1) and its output (2): 5 a s^2 b.
-  const int64_t scores = recompute == Recompute::kSelective ? 0 : 5 * a * s * s * b;
+  const int64_t scores =
+      recompute == Recompute::kSelective || flash_attention ? 0 : 5 * a * s * s * b;
   int64_t bytes = 0;
   if (sequence_parallel) {
     bytes = CeilDiv(unsplit + split, tp) + CeilDiv(scores, tp);
@@ -105,6 +107,26 @@ Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int
     bytes = unsplit + CeilDiv(split, tp) + CeilDiv(scores, tp);
   }
   return Bytes::Count(bytes);
+}
+
+LayerTraffic ElementwiseTrafficPerLayer(const TransformerSpec& t, int64_t micro_batch, int64_t s,
+                                        int64_t s_kv, int tp, bool sequence_parallel,
+                                        bool flash_attention) {
+  const int64_t b = micro_batch;
+  const int64_t h = t.hidden;
+  const int64_t f = t.ffn_hidden > 0 ? t.ffn_hidden : 4 * h;
+  const int64_t split = sequence_parallel ? tp : 1;
+  const int64_t norms = CeilDiv(11 * s * b * h, split);
+  LayerTraffic out;
+  out.attention = Bytes::Count(norms);
+  out.scores =
+      flash_attention ? Bytes::Zero() : Bytes::Count(CeilDiv(9 * t.heads * s * s_kv * b, tp));
+  out.mlp = Bytes::Count(norms + CeilDiv((t.gated_mlp ? 6 : 4) * s * b * f, tp));
+  return out;
+}
+
+Bytes OutputLayerTraffic(const TransformerSpec& t, int64_t micro_batch, int64_t s, int tp) {
+  return Bytes::Count(CeilDiv(8 * s * micro_batch * t.vocab, tp));
 }
 
 Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,

@@ -99,10 +99,42 @@ int64_t MegatronParameterCount(int64_t layers, int64_t hidden, int64_t vocab, in
 
 // Korthikanti et al. 2022 Table 2 (generalized as described above): activation bytes one
 // transformer layer keeps for one micro-batch of `micro_batch` sequences of `seq_len` tokens
-// (pass s / cp under context parallelism) with tensor-parallel size `tp`.
-// REQUIRES: micro_batch, seq_len, tp >= 1; t.hidden, t.heads > 0.
+// (pass s / cp under context parallelism) with tensor-parallel size `tp`. With flash attention
+// the scores, softmax and its dropout (5 a s^2 b) are never stored, as under selective
+// recompute. REQUIRES: micro_batch, seq_len, tp >= 1; t.hidden, t.heads > 0.
 Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int64_t seq_len,
-                              int tp, bool sequence_parallel, Recompute recompute);
+                              int tp, bool sequence_parallel, Recompute recompute,
+                              bool flash_attention = false);
+
+// HBM traffic of the memory-bound kernels that run between one transformer layer's GEMMs in its
+// forward pass, for one micro-batch of b sequences on one tp rank, bf16 (2 bytes an element).
+// `s` is the rank's tokens per sequence (s / cp under context parallelism) and `s_kv` the keys
+// its queries attend to (the whole sequence). A kernel y = f(x) reads x and writes y:
+//   attention  LayerNorm (read 2 s b h, write 2 s b h) and the bias-dropout-residual add after
+//              the projection (read 2 + 2, write 2 and a 1-byte mask: 7 s b h): 11 s b h, on
+//              s / t tokens under sequence parallelism, replicated on every tp rank otherwise
+//              (the redundancy Korthikanti et al. 2022 Section 4.2.2 removes).
+//   scores     softmax (read and write the 2 a s s_kv b / t scores: 4) and the attention
+//              dropout (read 2, write 2 and a 1-byte mask: 5): 9 a s s_kv b / t; zero with
+//              flash attention, whose scores stay on chip.
+//   mlp        LayerNorm and bias-dropout-residual as above (11 s b h, split like attention's),
+//              and the activation function over the f-wide hidden layer: GeLU reads and
+//              writes 2 s b f / t (4 s b f / t); a gated unit (SwiGLU) reads two of them and
+//              writes one (6 s b f / t).
+// A backward kernel reads its output's gradient and what the forward saved and writes its
+// input's gradient, about 3 tensors where the forward touched 2: ElementwiseBackwardFactor.
+struct LayerTraffic {
+  Bytes attention;
+  Bytes scores;
+  Bytes mlp;
+};
+LayerTraffic ElementwiseTrafficPerLayer(const TransformerSpec& t, int64_t micro_batch, int64_t s,
+                                        int64_t s_kv, int tp, bool sequence_parallel,
+                                        bool flash_attention);
+inline constexpr double kElementwiseBackwardFactor = 1.5;
+// The output layer's softmax cross-entropy over fp32 logits: read 4 s b V / t, write the
+// probabilities (the loss gradient) 4 s b V / t, per pass (forward, backward-input).
+Bytes OutputLayerTraffic(const TransformerSpec& t, int64_t micro_batch, int64_t s, int tp);
 
 // Narayanan et al. 2021 eq. 3 for one iteration of `global_batch` sequences of the model's
 // seq_len (see above for recompute). REQUIRES: t has an architecture.

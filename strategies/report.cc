@@ -146,10 +146,11 @@ std::string FormatPlanTable(const Plan& plan) {
   const TrainingSpec& t = plan.training;
   out += fmt::format(
       "training  {}, {}, micro-batch {}, global batch {}, {} per step, recompute {}, "
-      "sequence parallel {}\n",
+      "sequence parallel {}{}\n",
       PrecisionName(t.precision), OptimizerName(t.optimizer), t.micro_batch, t.global_batch,
       CountOf(plan.micro_batches, "micro-batch", "micro-batches"),
-      RecomputeName(plan.effective_recompute), plan.effective_sequence_parallel ? "on" : "off");
+      RecomputeName(plan.effective_recompute), plan.effective_sequence_parallel ? "on" : "off",
+      t.flash_attention ? ", flash attention" : "");
   if (m.pp > 1) {
     out += fmt::format("pipeline  {} stages, {}{}, bubble {:.1f}% of ideal time\n", m.pp,
                        PipelineScheduleName(t.pipeline_schedule),
@@ -247,6 +248,7 @@ std::string FormatPlanJson(const Plan& plan) {
   training["micro_batches_per_step"] = plan.micro_batches;
   training["recompute"] = RecomputeName(plan.effective_recompute);
   training["sequence_parallel"] = plan.effective_sequence_parallel;
+  training["flash_attention"] = t.flash_attention;
   training["pipeline_schedule"] = PipelineScheduleName(t.pipeline_schedule);
   training["virtual_stages"] = t.virtual_stages;
   scenario["training"] = std::move(training);

@@ -451,6 +451,20 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const Bytes act_full = ActivationBytesPerLayer(t, b, sc, tp, sp, Recompute::kNone);
   const Bytes act_embedding = Bytes::Count(CeilDiv(b * sc * h, split));
   const Bytes act_head = Bytes::Count(CeilDiv(4 * b * sc * h + 4 * b * sc * V, tp));
+  // Memory-bound kernels between the GEMMs (model.h): per layer pass, and the output layer's
+  // softmax cross-entropy per pass; backward kernels move 1.5 times the forward's bytes.
+  const LayerTraffic traffic =
+      ElementwiseTrafficPerLayer(t, b, sc, s, static_cast<int>(tp), sp, training.flash_attention);
+  const auto backward_bytes = [](Bytes x) {
+    return Bytes::Count(std::llround(static_cast<double>(x.count()) * kElementwiseBackwardFactor));
+  };
+  const Bytes attention_traffic = traffic.attention + traffic.scores;
+  const Bytes layer_traffic = attention_traffic + traffic.mlp;
+  const Bytes head_traffic = OutputLayerTraffic(t, b, sc, static_cast<int>(tp));
+  const auto with_traffic = [](Op op, Bytes bytes) {
+    op.elementwise_bytes = bytes;
+    return op;
+  };
   const int64_t layer_params = layer_local;
   const int64_t vocab_local = CeilDiv(V * h, tp);
   // Tensor-parallel collectives: every one moves a full b x s x h activation (or its
@@ -616,9 +630,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       part.flops = Flops::Count(work.flops.count() / static_cast<double>(cp));
       part.bytes_read = Bytes::Count(work.bytes_read.count() / cp);
       part.bytes_written = Bytes::Count(work.bytes_written.count() / cp);
+      part.elementwise_bytes = Bytes::Count(work.elementwise_bytes.count() / cp);
       Op first_part = part;
       first_part.bytes_read = work.bytes_read - part.bytes_read * (cp - 1);
       first_part.bytes_written = work.bytes_written - part.bytes_written * (cp - 1);
+      first_part.elementwise_bytes = work.elementwise_bytes - part.elementwise_bytes * (cp - 1);
       int32_t prev = B.Add(first_part, {d1, d2});
       const int32_t kv_ready = prev;
       Op exchange = CollectiveOp(CollectiveKind::kSendRecv, State::kActivations, GroupKind::kAxis,
@@ -859,9 +875,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
           } else if (unit.special == kOutputLayer) {
             st.head_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_head,
                                   Stream::kCompute, Phase::kForward, kOutputLayer, mb32);
-            last_op = B.Add(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, head_pass,
-                                      vocab_local * bpp.params + io, act_head.count()),
-                            {gate, chain});
+            last_op =
+                B.Add(with_traffic(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, head_pass,
+                                             vocab_local * bpp.params + io, act_head.count()),
+                                   head_traffic),
+                      {gate, chain});
             chain = -1;
           } else {
             for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l) {
@@ -870,21 +888,24 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                   MemorySpace::kDevice, act_layer, Stream::kCompute, Phase::kForward, l, mb32);
               const int32_t first_gate = l == unit.layer_begin ? gate : -1;
               if (tp == 1) {
-                last_op =
-                    attention(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
-                                        layer_params * bpp.params + io, act_layer.count() + io),
-                              first_gate, chain);
+                last_op = attention(
+                    with_traffic(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
+                                           layer_params * bpp.params + io, act_layer.count() + io),
+                                 layer_traffic),
+                    first_gate, chain);
                 chain = -1;
                 continue;
               }
               const int64_t attn_params = third(layer_params * bpp.params);
               const int64_t kept = half(act_layer.count());
-              chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, attention_fwd,
-                                         attn_params + io, kept + io),
+              chain = tp_block(with_traffic(ComputeOp(Phase::kForward, l, u, mb32, attention_fwd,
+                                                      attn_params + io, kept + io),
+                                            attention_traffic),
                                first_gate, chain, &last_op, true);
-              chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, mlp_fwd,
-                                         layer_params * bpp.params - attn_params + io,
-                                         act_layer.count() - kept + io),
+              chain = tp_block(with_traffic(ComputeOp(Phase::kForward, l, u, mb32, mlp_fwd,
+                                                      layer_params * bpp.params - attn_params + io,
+                                                      act_layer.count() - kept + io),
+                                            traffic.mlp),
                                -1, chain, &last_op);
             }
           }
@@ -946,9 +967,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                 : -1;
         int32_t last_op = -1;
         if (unit.special == kOutputLayer) {
-          input_grad = B.Add(ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, head_pass,
-                                       vocab_local * bpp.params + act_head.count(), io),
-                             {gate});
+          input_grad =
+              B.Add(with_traffic(ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, head_pass,
+                                           vocab_local * bpp.params + act_head.count(), io),
+                                 head_traffic),
+                    {gate});
           open_buckets(unit.elements);
           last_op = B.Add(ComputeOp(Phase::kBackwardWeight, kOutputLayer, u, mb32, head_pass,
                                     act_head.count(), unit.elements * bpp.grads));
@@ -985,30 +1008,39 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                 const int64_t attn_params = third(layer_params * bpp.params);
                 const int64_t rebuilt_attn = half(extra.count());
                 int32_t work = -1;
-                rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
-                                                attn_params + act_layer.count(), rebuilt_attn),
-                                      first_dep, -1, &work, true);
-                rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, mlp_fwd,
-                                                layer_params * bpp.params - attn_params,
-                                                extra.count() - rebuilt_attn),
-                                      -1, rebuilt_by, &work);
+                rebuilt_by =
+                    tp_block(with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
+                                                    attn_params + act_layer.count(), rebuilt_attn),
+                                          attention_traffic),
+                             first_dep, -1, &work, true);
+                rebuilt_by =
+                    tp_block(with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, mlp_fwd,
+                                                    layer_params * bpp.params - attn_params,
+                                                    extra.count() - rebuilt_attn),
+                                          traffic.mlp),
+                             -1, rebuilt_by, &work);
               } else if (recompute == Recompute::kFull) {
-                attention(ComputeOp(Phase::kRecompute, l, u, mb32, layer_fwd,
-                                    layer_params * bpp.params + act_layer.count(), extra.count()),
+                attention(with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, layer_fwd,
+                                                 layer_params * bpp.params + act_layer.count(),
+                                                 extra.count()),
+                                       layer_traffic),
                           first_dep, -1);
               } else {
                 // Selective recompute rebuilds the attention core from the kept Q, K and V.
-                B.Add(ComputeOp(Phase::kRecompute, l, u, mb32, attention_core,
-                                layer_params * bpp.params + act_layer.count(), extra.count()),
+                B.Add(with_traffic(
+                          ComputeOp(Phase::kRecompute, l, u, mb32, attention_core,
+                                    layer_params * bpp.params + act_layer.count(), extra.count()),
+                          traffic.scores),
                       {first_dep});
               }
             }
             const int32_t input_gate = recompute == Recompute::kNone ? first_dep : -1;
             if (tp == 1) {
-              input_grad =
-                  attention(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
-                                      layer_params * bpp.params + act_full.count() + io, io),
-                            input_gate, chain);
+              input_grad = attention(
+                  with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
+                                         layer_params * bpp.params + act_full.count() + io, io),
+                               backward_bytes(layer_traffic)),
+                  input_gate, chain);
               chain = -1;
             } else {
               // MLP block first, then attention; each closes with the collective of its input
@@ -1016,16 +1048,19 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
               const int64_t attn_params = third(layer_params * bpp.params);
               const int64_t read_attn = half(act_full.count());
               int32_t work = -1;
-              chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, mlp_fwd,
-                                         layer_params * bpp.params - attn_params +
-                                             act_full.count() - read_attn + io,
-                                         io),
+              chain = tp_block(with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, mlp_fwd,
+                                                      layer_params * bpp.params - attn_params +
+                                                          act_full.count() - read_attn + io,
+                                                      io),
+                                            backward_bytes(traffic.mlp)),
                                input_gate,
                                // Both are on the comm stream: the later one ends after the other.
                                std::max(chain, rebuilt_by), &work);
-              chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
-                                         attn_params + read_attn + io, io),
-                               -1, chain, &work, true);
+              chain =
+                  tp_block(with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
+                                                  attn_params + read_attn + io, io),
+                                        backward_bytes(attention_traffic)),
+                           -1, chain, &work, true);
               input_grad = chain;
             }
             if (!t_gather) open_buckets(layer_params);

@@ -176,6 +176,10 @@ struct Op {
   Flops flops;
   Bytes bytes_read;
   Bytes bytes_written;
+  // kCompute: HBM bytes of the memory-bound kernels between the op's GEMMs (norms, softmax,
+  // dropout, activation functions, residual adds; ElementwiseTrafficPerLayer in model.h). They
+  // run as kernels of their own, so their time adds to the GEMMs' instead of hiding under it.
+  Bytes elementwise_bytes;
   // kCollective.
   CollectiveKind collective = CollectiveKind::kAllReduce;
   topology::Axis axis = topology::Axis::kData;

@@ -160,6 +160,10 @@ struct Roofline {
   double Seconds(double f, double b) const {
     return std::max(f / flops, bytes > 0 ? b / bytes : 0.0);
   }
+  // Memory-bound kernels (elementwise traffic), which run after the GEMMs.
+  double Streaming(Bytes b) const {
+    return bytes > 0 ? static_cast<double>(b.count()) / bytes : 0.0;
+  }
 };
 
 // One micro-batch of one rank role: roofline seconds of its forward, backward (input and
@@ -203,20 +207,28 @@ PassWork RoleWork(const TransformerSpec& t, const TrainingSpec& training,
   const double weights = static_cast<double>(p.per_layer() * bpp.params) / tp;
   const double grads = static_cast<double>(p.per_layer() * bpp.grads) / tp;
   const auto act = [&](Recompute r) {
-    return static_cast<double>(
-        ActivationBytesPerLayer(t, training.micro_batch, local_seq, mesh.tp, sp, r).count());
+    return static_cast<double>(ActivationBytesPerLayer(t, training.micro_batch, local_seq, mesh.tp,
+                                                       sp, r, training.flash_attention)
+                                   .count());
   };
   const double kept = act(rc);
   const double full = act(Recompute::kNone);
   const double layers = static_cast<double>(role.layers);
 
+  // The memory-bound kernels between the GEMMs, as the schedule charges them (model.h).
+  const LayerTraffic traffic = ElementwiseTrafficPerLayer(
+      t, training.micro_batch, local_seq, t.seq_len, mesh.tp, sp, training.flash_attention);
+  const double streaming = roof.Streaming(traffic.attention + traffic.scores + traffic.mlp);
+
   PassWork w;
-  w.forward = layers * roof.Seconds(layer_fwd, weights + io + kept + io);
+  w.forward = layers * (roof.Seconds(layer_fwd, weights + io + kept + io) + streaming);
   w.backward = layers * (roof.Seconds(layer_fwd, weights + full + io + io) +
+                         kElementwiseBackwardFactor * streaming +
                          roof.Seconds(layer_fwd, full + io + grads));
   if (rc != Recompute::kNone) {
-    w.recompute = layers * roof.Seconds(rc == Recompute::kFull ? layer_fwd : attention_core,
-                                        weights + kept + (full - kept));
+    w.recompute = layers * (roof.Seconds(rc == Recompute::kFull ? layer_fwd : attention_core,
+                                         weights + kept + (full - kept)) +
+                            (rc == Recompute::kFull ? streaming : roof.Streaming(traffic.scores)));
   }
   w.forward_kernels = layers;
   w.backward_kernels = layers * (rc != Recompute::kNone ? 3 : 2);
@@ -231,8 +243,10 @@ PassWork RoleWork(const TransformerSpec& t, const TrainingSpec& training,
     const double head_weights = v * h * bpp.params / tp;
     const double head_act = (4.0 * b * s * h + 4.0 * b * s * v) / (tp * cp);
     const double head_grads = static_cast<double>((p.head + p.final_norm) * bpp.grads) / tp;
-    w.forward += roof.Seconds(pass, head_weights + io + head_act);
-    w.backward += roof.Seconds(pass, head_weights + head_act + io) +
+    const double head_traffic =
+        roof.Streaming(OutputLayerTraffic(t, training.micro_batch, local_seq, mesh.tp));
+    w.forward += roof.Seconds(pass, head_weights + io + head_act) + head_traffic;
+    w.backward += roof.Seconds(pass, head_weights + head_act + io) + head_traffic +
                   roof.Seconds(pass, head_act + head_grads);
     w.forward_kernels += 1;
     w.backward_kernels += 2;

@@ -87,6 +87,9 @@ struct TrainingSpec {
   bool sequence_parallel = false;  // Megatron sequence parallelism on the tp axis
   PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
   int virtual_stages = 1;  // model chunks per pipeline rank (interleaved 1F1B)
+  // Fused attention (FlashAttention): the attention scores are never stored, so neither their
+  // 5 a s^2 b activation bytes nor the softmax / dropout traffic over them exist.
+  bool flash_attention = false;
 };
 
 // -------------------------------------------------------------------------- placement

@@ -935,6 +935,7 @@ Status Runner::SetupOps() {
           const double bytes = static_cast<double>((op.bytes_read + op.bytes_written).count());
           duration_[i] =
               std::max(DrainTime(op.flops.count(), flop_rate), DrainTime(bytes, mem_rate)) +
+              DrainTime(static_cast<double>(op.elementwise_bytes.count()), mem_rate) +
               dev.kernel_overhead;
           break;
         }

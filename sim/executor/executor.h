@@ -15,11 +15,16 @@
 //              at its place in its stream, for the send it matches (Op::match in the lane of
 //              Op::peer_stage), which is one of its deps. Pipeline sends run on the p2p stream,
 //              so they never queue behind the comm stream's collectives.
-//   Compute    roofline: max(flops / (peak x matmul_efficiency),
-//                            (bytes read + written) / (hbm_bandwidth x memory_efficiency))
-//              + kernel_overhead, with the peak of the precision's compute type (bf16 for bf16
-//              and bf16-mixed, fp16 for fp16-mixed, fp8 for fp8-mixed). The optimizer update
-//              uses the same roofline; it is memory-bound in practice.
+//   Compute    roofline of the GEMMs plus the memory-bound kernels between them:
+//                max(flops / (peak x matmul_efficiency),
+//                    (bytes read + written) / (hbm_bandwidth x memory_efficiency))
+//                + elementwise_bytes / (hbm_bandwidth x memory_efficiency) + kernel_overhead,
+//              with the peak of the precision's compute type (bf16 for bf16 and bf16-mixed,
+//              fp16 for fp16-mixed, fp8 for fp8-mixed). Norms, softmax, dropout and activation
+//              functions are separate kernels in the frameworks modelled, so their traffic
+//              takes its own time; it is what makes small layers less efficient than large
+//              ones (it grows with s b h, the GEMMs with s b h^2). The optimizer update uses
+//              the same roofline; it is memory-bound in practice.
 //   HostCompute max(flops / host_flops, bytes / host_memory_bandwidth), no kernel overhead.
 //   Copy       one flow over the route GPU -> host memory (d2h), host memory -> GPU (h2d),
 //              NVMe -> GPU (nvme-read) or GPU -> NVMe (nvme-write) of the rank's node.

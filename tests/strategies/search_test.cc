@@ -254,8 +254,10 @@ TEST(Search, ZeroThreePaysForItsGathersAndZeroTwoForItsReduceScatters) {
       EXPECT_GE(z2->second, z1->second) << label;
     }
   }
+  // Both happen across the space: neither preset dominates.
   EXPECT_GT(compared, 0);
-  EXPECT_GT(larger, compared / 2);
+  EXPECT_GT(larger, 0);
+  EXPECT_LT(larger, compared);
 }
 
 TEST(Search, RefusesABareParameterCount) {

@@ -692,6 +692,7 @@ class Resolver {
         break;
     }
     t.sequence_parallel = tr.has_sequence_parallel() && tr.sequence_parallel();
+    t.flash_attention = tr.has_flash_attention() && tr.flash_attention();
     t.virtual_stages = tr.has_virtual_stages() ? tr.virtual_stages() : 1;
     InRange("training.virtual_stages", t.virtual_stages, 1, 1024);
     t.micro_batch = tr.has_micro_batch() ? tr.micro_batch() : 1;
