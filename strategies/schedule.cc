@@ -953,8 +953,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         chain = recv(State::kActivations, Phase::kBackwardInput, last ? 0 : stage + 1, mb32, c);
       }
       // The op that produces the pass's input gradient (what the send to the previous stage
-      // carries): the last backward-input compute, or its closing tp collective.
+      // carries): the last backward-input compute, or its closing tp collective. The send
+      // also waits for the pass's last compute: Megatron-LM runs a chunk's backward as one
+      // autograd call, weight gradients included, and sends after it.
       int32_t input_grad = chain;
+      int32_t pass_last = -1;
       for (int32_t u = ue - 1; u >= ub; --u) {
         const Unit& unit = units[static_cast<size_t>(u)];
         const auto [j, gate] = begin_use();
@@ -1074,10 +1077,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         B.at(last_op).chunk = c;
         end_use(j, last_op, Phase::kBackwardInput);
         if (t_gather) emit_sync(u, unit.elements, last_op, unit_grad, u, mb32);
+        pass_last = last_op;
       }
       if (!model_first(c)) {
         send(State::kActivations, Phase::kBackwardInput, first ? pp - 1 : stage - 1, mb32, c,
-             p2p_bytes, {input_grad});
+             p2p_bytes, {input_grad, pass_last});
       }
     }
 
