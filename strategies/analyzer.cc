@@ -398,8 +398,9 @@ RankRole BuildStage(const Context& c, int i) {
                (chunk == c.v - 1 ? head : Bytes::Zero());
       };
       Bytes live, peak;
-      for (const PipelinePass& pass :
-           PipelineOrder(c.training->pipeline_schedule, c.pp, c.v, c.m, i)) {
+      const PipelineSchedule schedule = c.training->pipeline_schedule;
+      for (const PipelinePass& pass : PipelineOrder(
+               schedule, c.pp, c.v, c.m, i, PipelinePeakHorizon(schedule, c.pp, c.v, c.m, i))) {
         if (!pass.backward) {
           live += kept(pass.chunk);
           peak = std::max(peak, live);

@@ -6,30 +6,42 @@
 namespace placesim::strategies {
 
 std::vector<PipelinePass> PipelineOrder(PipelineSchedule schedule, int p, int v, int64_t m,
-                                        int stage) {
+                                        int stage, int64_t limit) {
   std::vector<PipelinePass> out;
   const auto M = static_cast<int32_t>(m);
+  const auto cap = static_cast<size_t>(limit < 0 ? 2 * m * v : std::min(limit, 2 * m * v));
+  out.reserve(cap);
+  // Appends a pass; false once the order holds `cap` passes.
+  const auto push = [&](PipelinePass pass) {
+    if (out.size() >= cap) return false;
+    out.push_back(pass);
+    return true;
+  };
   if (p <= 1) {
     for (int32_t mb = 0; mb < M; ++mb) {
-      out.push_back({false, mb, 0});
-      out.push_back({true, mb, 0});
+      if (!push({false, mb, 0}) || !push({true, mb, 0})) break;
     }
     return out;
   }
   if (schedule == PipelineSchedule::kGpipe) {
-    for (int32_t mb = 0; mb < M; ++mb) out.push_back({false, mb, 0});
-    for (int32_t mb = 0; mb < M; ++mb) out.push_back({true, mb, 0});
+    for (int32_t mb = 0; mb < M && push({false, mb, 0}); ++mb) {
+    }
+    for (int32_t mb = 0; mb < M && push({true, mb, 0}); ++mb) {
+    }
     return out;
   }
   if (schedule == PipelineSchedule::k1F1B || v <= 1) {
     const int32_t warmup = std::min<int32_t>(p - stage - 1, M);
     int32_t f = 0, b = 0;
-    for (; f < warmup; ++f) out.push_back({false, f, 0});
-    while (f < M) {
-      out.push_back({false, f++, 0});
-      out.push_back({true, b++, 0});
+    for (; f < warmup; ++f) {
+      if (!push({false, f, 0})) return out;
     }
-    while (b < M) out.push_back({true, b++, 0});
+    while (f < M) {
+      if (!push({false, f++, 0}) || !push({true, b++, 0})) return out;
+    }
+    while (b < M) {
+      if (!push({true, b++, 0})) return out;
+    }
     return out;
   }
   // Interleaved 1F1B (Megatron-LM forward_backward_pipelining_with_interleaving).
@@ -44,13 +56,27 @@ std::vector<PipelinePass> PipelineOrder(PipelineSchedule schedule, int p, int v,
   const int64_t warmup =
       m == p ? total : std::min<int64_t>(int64_t{p - stage - 1} * 2 + int64_t{v - 1} * p, total);
   int64_t f = 0, b = 0;
-  for (; f < warmup; ++f) out.push_back(pass(f, false));
-  while (f < total) {
-    out.push_back(pass(f++, false));
-    out.push_back(pass(b++, true));
+  for (; f < warmup; ++f) {
+    if (!push(pass(f, false))) return out;
   }
-  while (b < total) out.push_back(pass(b++, true));
+  while (f < total) {
+    if (!push(pass(f++, false)) || !push(pass(b++, true))) return out;
+  }
+  while (b < total) {
+    if (!push(pass(b++, true))) return out;
+  }
   return out;
+}
+
+int64_t PipelinePeakHorizon(PipelineSchedule schedule, int p, int v, int64_t m, int stage) {
+  const int64_t total = 2 * m * v;
+  if (p <= 1) return std::min<int64_t>(total, 2);
+  if (schedule == PipelineSchedule::kGpipe) return std::min(total, m + 1);
+  if (schedule == PipelineSchedule::k1F1B || v <= 1)
+    return std::min(total, 2 * std::min<int64_t>(p - stage, m) + 2);
+  const int64_t warmup =
+      m == p ? m * v : std::min<int64_t>(int64_t{p - stage - 1} * 2 + int64_t{v - 1} * p, m * v);
+  return std::min(total, warmup + 4 * int64_t{p} * v + 2);
 }
 
 }  // namespace placesim::strategies

@@ -31,10 +31,18 @@ struct PipelinePass {
 //     the k-th backward the same micro-batch on chunk v - 1 - (k mod p v) / p; warm-up
 //     (p - stage - 1) 2 + (v - 1) p forwards (all m v when m = p), then 1F1B. REQUIRES m % p
 //     == 0 (Megatron-LM's requirement, checked by Analyze's "interleaved-microbatches").
-// With p = 1 every schedule is forward, backward per micro-batch.
+// With p = 1 every schedule is forward, backward per micro-batch. `limit` >= 0 returns only
+// the first `limit` passes of the order.
 // REQUIRES: p >= 1, 0 <= stage < p, v >= 1, m >= 1.
 std::vector<PipelinePass> PipelineOrder(PipelineSchedule schedule, int p, int v, int64_t m,
-                                        int stage);
+                                        int stage, int64_t limit = -1);
+
+// How many of the stage's first passes contain the peak of what it keeps in flight (and of
+// any count over the chunks of the passes in flight): every forward up to the first backward,
+// then, in the 1F1B steady state, one period of the chunk pattern (p v passes of each kind
+// under interleaving, whose in-flight set repeats with it), twice over. Walking this prefix
+// instead of all 2 m v passes keeps the analyzer's cost independent of m.
+int64_t PipelinePeakHorizon(PipelineSchedule schedule, int p, int v, int64_t m, int stage);
 
 }  // namespace placesim::strategies
 

@@ -558,6 +558,44 @@ TEST(PipelineOrder, OneFOneBWarmsUpWithTheStagesBelowIt) {
             Passes({{'F', 0, 0}, {'F', 1, 0}, {'B', 0, 0}, {'B', 1, 0}}));
 }
 
+TEST(PipelineOrder, ThePeakHorizonHoldsThePeakOfEveryCountInFlight) {
+  // The analyzer walks only PipelinePeakHorizon passes. For every schedule, stage and chunk
+  // count below, the most passes in flight, and the most of each chunk (chunk 0 carries the
+  // embedding, chunk v - 1 the output layer), must be the same over that prefix as over the
+  // whole order.
+  const auto peaks = [](const std::vector<PipelinePass>& order, int v) {
+    std::vector<int64_t> live(static_cast<size_t>(v) + 1, 0), top(live.size(), 0);
+    for (const PipelinePass& pass : order) {
+      const int64_t d = pass.backward ? -1 : 1;
+      live[0] += d;
+      live[static_cast<size_t>(pass.chunk) + 1] += d;
+      for (size_t k = 0; k < live.size(); ++k) top[k] = std::max(top[k], live[k]);
+    }
+    return top;
+  };
+  for (PipelineSchedule schedule :
+       {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B}) {
+    for (int p : {2, 4, 8}) {
+      for (int v : {1, 2, 3, 4}) {
+        if (v > 1 && schedule != PipelineSchedule::kInterleaved1F1B) continue;
+        for (int64_t m : {int64_t{p}, int64_t{2} * p, int64_t{8} * p, int64_t{64} * p}) {
+          for (int stage = 0; stage < p; ++stage) {
+            const std::vector<PipelinePass> all = PipelineOrder(schedule, p, v, m, stage);
+            const int64_t horizon = PipelinePeakHorizon(schedule, p, v, m, stage);
+            const std::vector<PipelinePass> prefix =
+                PipelineOrder(schedule, p, v, m, stage, horizon);
+            ASSERT_EQ(prefix.size(), static_cast<size_t>(std::min<int64_t>(horizon, 2 * m * v)));
+            EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), all.begin()));
+            EXPECT_EQ(peaks(prefix, v), peaks(all, v))
+                << PipelineScheduleName(schedule) << " p " << p << " v " << v << " m " << m
+                << " stage " << stage;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(PipelineOrder, InterleavedFollowsMegatronsChunkOrder) {
   // p = 2, v = 2, m = 4. Forward k runs chunk (k mod 4) / 2 of micro-batch (k / 4) 2 + k mod 2:
   //   F: (0,c0) (1,c0) (0,c1) (1,c1) (2,c0) (3,c0) (2,c1) (3,c1)
