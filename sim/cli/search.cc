@@ -43,6 +43,7 @@ struct SearchArgs {
   int64_t top = 20;
   int64_t jobs = 0;
   std::string format = "table";
+  std::string network = "analytic";
 };
 
 // One ranked row: a feasible candidate and, when tier 2 simulated it, its simulated result.
@@ -54,12 +55,12 @@ struct Row {
   Duration step() const { return simulated_step ? *simulated_step : screened->estimate.total; }
 };
 
-// What the executor replays: data and tensor parallelism (no pipeline, context or expert).
-bool Replayable(const topology::MeshShape& m) { return m.pp == 1 && m.cp == 1 && m.ep == 1; }
+// What the executor replays: data, tensor, pipeline and context parallelism (not expert).
+bool Replayable(const topology::MeshShape& m) { return m.ep == 1; }
 
 // Tier 2: simulates the replayable rows among the first `k` (see search.h).
 void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, int64_t jobs,
-                 std::ostream& err) {
+                 const std::string& network, std::ostream& err) {
   std::vector<size_t> picks;
   for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < k; ++i) {
     if (Replayable(rows[i].screened->candidate.mesh)) picks.push_back(i);
@@ -71,7 +72,9 @@ void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, in
                  "cannot simulate; every row keeps its estimate: " + cluster.status().message());
     return;
   }
-  const ExecutorOptions options = ExecutorOptionsFromSettings(scenario.simulation);
+  ExecutorOptions options = ExecutorOptionsFromSettings(scenario.simulation);
+  if (network == "analytic") options.network = NetworkModel::kAnalytic;
+  if (network == "flow") options.network = NetworkModel::kFlow;
   std::atomic<size_t> next{0};
   auto work = [&]() {
     for (size_t i = next.fetch_add(1); i < picks.size(); i = next.fetch_add(1)) {
@@ -210,7 +213,7 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
   }
   out += fmt::format(
       "{} feasible of {} candidates; step time simulated for {} of the top {} "
-      "(pp = cp = ep = 1), estimated for the rest\n",
+      "(ep = 1), estimated for the rest\n",
       doc.at("feasible").get<int64_t>(), doc.at("candidates").get<int64_t>(),
       doc.at("simulated").get<int64_t>(), doc.at("simulate_top").get<int64_t>());
   for (const auto& r : rows) {
@@ -239,7 +242,11 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("FIELD=VALUE: pin a searched knob (repeatable); fields: " +
        JoinNames(strategies::SearchFieldNames()))
           .c_str())("simulate-top", po::value<int64_t>(&a.simulate_top)->default_value(32),
-                    "simulate the best K by estimate (those with pp = cp = ep = 1); 0 = none")(
+                    "simulate the best K by estimate (all but expert parallelism); 0 = none")(
+      "network", po::value<std::string>(&a.network)->default_value("analytic"),
+      "network model of the tier-2 simulations: analytic (alpha-beta, no contention; a "
+      "pipelined step in about 2 s), flow (max-min contention, about twice as long), or "
+      "scenario (the scenario's simulation.network_model)")(
       "top", po::value<int64_t>(&a.top)->default_value(20), "rows to print")(
       "jobs", po::value<int64_t>(&a.jobs)->default_value(0),
       "worker threads; 0 = the hardware's concurrency. Output is identical for every value")(
@@ -264,6 +271,10 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
     errors.AddLine(fmt::format("--simulate-top: {}: must be >= 0", a.simulate_top));
   }
   if (a.top < 1) errors.AddLine(fmt::format("--top: {}: must be >= 1", a.top));
+  if (a.network != "analytic" && a.network != "flow" && a.network != "scenario") {
+    errors.AddLine(fmt::format(
+        "--network: \"{}\": unknown network model; valid: analytic, flow, scenario", a.network));
+  }
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
   if (!scenario.ok()) {
     errors.AddLine(scenario.status().message());
@@ -323,7 +334,7 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::vector<Row> rows;
   rows.reserve(result->feasible.size());
   for (const auto& s : result->feasible) rows.push_back(Row{&s, std::nullopt, 0, {}});
-  SimulateTop(*scenario, rows, a.simulate_top, jobs, err);
+  SimulateTop(*scenario, rows, a.simulate_top, jobs, a.network, err);
   int64_t simulated = 0;
   for (const Row& r : rows) simulated += r.simulated_step ? 1 : 0;
   std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
