@@ -5,6 +5,12 @@
 //   SimulateGpt32lFsdp64Gpus         < 0.5 s  examples/gpt-32l-fsdp-64gpu.textproto
 //   SimulateLlama3_70bZero3_1024Gpus < 2 s    examples/llama3-70b-zero3-1024gpu.textproto,
 //                                     < 1 GB  peak resident memory
+//   SimulateGpt32lDp4Tp4Pp4_64Gpus   < 0.2 s  the GPT of gpt-32l-fsdp-64gpu (32 layers, h 4096)
+//                                              under dp 4 x tp 4 x pp 4 (1F1B) on 8 DGX-A100;
+//                                              ASTRA-sim takes 15.5 s for this job
+//   SimulateNarayanan1t3072Gpus      < 10 s   examples/narayanan-1t-3072gpu.textproto (tp 8 x
+//                                     < 2 GB  pp 64 x dp 6, interleaved 1F1B over 1536 micro-
+//                                              batches); one iteration, it is the longest run
 // Setup (loading the scenario, building the cluster graph) is outside the timed loop; each
 // iteration is one SimulateStep / ExecuteSchedule call with the flow network model (the
 // default) and memory tracking (always on). The analytic variants show the price of
@@ -33,9 +39,12 @@
 #include "base/units.h"
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
+#include "strategies/presets.h"
 #include "strategies/schedule.h"
+#include "strategies/spec.h"
 #include "topology/cluster.h"
 #include "topology/presets.h"
+#include "topology/spec.h"
 
 namespace placesim::sim {
 namespace {
@@ -126,14 +135,11 @@ void BM_RingAllReduce1MiB1024Gpus(benchmark::State& state) {
   ReportCounters(state, step_time, events);
 }
 
-// Loads an example and simulates one step per iteration.
-void SimulateExample(benchmark::State& state, const char* example) {
-  StatusOr<Scenario> scenario = LoadScenarioFile(Example(example), {});
-  if (!scenario.ok()) {
-    state.SkipWithError(scenario.status().message().c_str());
-    return;
-  }
-  StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
+// Builds the cluster and simulates one step of the workload per iteration.
+void SimulateWorkload(benchmark::State& state, const topology::ClusterSpec& spec,
+                      const strategies::ModelSpec& model, const strategies::TrainingSpec& training,
+                      const strategies::StrategySpec& strategy) {
+  StatusOr<topology::Cluster> cluster = topology::BuildCluster(spec);
   if (!cluster.ok()) {
     state.SkipWithError(cluster.status().message().c_str());
     return;
@@ -144,18 +150,28 @@ void SimulateExample(benchmark::State& state, const char* example) {
   Duration step_time;
   uint64_t events = 0;
   for (auto _ : state) {
-    StatusOr<SimResult> r =
-        SimulateStep(*cluster, scenario->model, scenario->training, scenario->strategy, options);
+    StatusOr<SimResult> r = SimulateStep(*cluster, model, training, strategy, options);
     if (!r.ok()) {
       state.SkipWithError(r.status().message().c_str());
       return;
     }
     step_time = r->step_time;
-    events = 0;
-    for (const RoleResult& role : r->roles) events += role.events;
+    // Every role carries the events of the whole run (the lanes share one engine).
+    events = r->roles.front().events;
     benchmark::DoNotOptimize(step_time);
   }
   ReportCounters(state, step_time, events);
+}
+
+// Loads an example and simulates one step per iteration.
+void SimulateExample(benchmark::State& state, const char* example) {
+  StatusOr<Scenario> scenario = LoadScenarioFile(Example(example), {});
+  if (!scenario.ok()) {
+    state.SkipWithError(scenario.status().message().c_str());
+    return;
+  }
+  SimulateWorkload(state, scenario->cluster, scenario->model, scenario->training,
+                   scenario->strategy);
 }
 
 void BM_SimulateGpt32lFsdp64Gpus(benchmark::State& state) {
@@ -166,6 +182,49 @@ void BM_SimulateLlama3_70bZero3_1024Gpus(benchmark::State& state) {
 }
 void BM_SimulateLlama3_8bFsdp8Gpus(benchmark::State& state) {
   SimulateExample(state, "llama3-8b-fsdp.textproto");
+}
+
+// The GPT of examples/gpt-32l-fsdp-64gpu.textproto (32 layers, hidden 4096, MLP 16384, 32
+// heads, sequence 2048, vocabulary 51200, tied embeddings) with Megatron-LM's 3D parallelism:
+// tp 4 inside a node, pp 4 (8 layers a stage, 1F1B), dp 4, on 8 DGX-A100 nodes (64 A100s) of a
+// rail-optimized fabric. "Batch 64, micro-batch 8" is read per data-parallel rank as in that
+// example: 64 sequences per replica per step, global batch 64 x dp 4 = 256, so each pipeline
+// runs 256 / (8 x 4) = 8 micro-batches of 8. Full recompute, as in that example: stage 0 of
+// 1F1B keeps 4 micro-batches in flight, 32 layer checkpoints of 2 s b h = 134 MB (4.3 GB).
+void BM_SimulateGpt32lDp4Tp4Pp4_64Gpus(benchmark::State& state) {
+  topology::ClusterSpec spec;
+  spec.node = *topology::FindNodePreset("DGX-A100");
+  spec.nodes = 8;
+  spec.fabric.kind = topology::FabricKind::kRailOptimized;
+  spec.fabric.switch_radix = 40;
+  strategies::ModelSpec model;
+  model.name = "custom";
+  strategies::TransformerSpec& t = model.transformer;
+  t.layers = 32;
+  t.hidden = 4096;
+  t.heads = 32;
+  t.kv_heads = 32;
+  t.ffn_hidden = 16384;
+  t.vocab = 51200;
+  t.seq_len = 2048;
+  t.tied_embeddings = true;
+  t.learned_position_embeddings = true;
+  t.biases = true;
+  strategies::TrainingSpec training;
+  training.micro_batch = 8;
+  training.global_batch = 64 * 4;
+  training.recompute = strategies::Recompute::kFull;
+  training.pipeline_schedule = strategies::PipelineSchedule::k1F1B;
+  StatusOr<strategies::StrategySpec> strategy =
+      strategies::ExpandStrategyPreset("megatron", {.dp = 4, .tp = 4, .pp = 4}, spec.node.gpus);
+  if (!strategy.ok()) {
+    state.SkipWithError(strategy.status().message().c_str());
+    return;
+  }
+  SimulateWorkload(state, spec, model, training, *strategy);
+}
+void BM_SimulateNarayanan1t3072Gpus(benchmark::State& state) {
+  SimulateExample(state, "narayanan-1t-3072gpu.textproto");
 }
 
 constexpr int64_t kFlow = static_cast<int64_t>(NetworkModel::kFlow);
@@ -190,6 +249,17 @@ BENCHMARK(BM_SimulateLlama3_8bFsdp8Gpus)
     ->ArgName("network")
     ->Arg(kFlow)
     ->Arg(kAnalytic)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulateGpt32lDp4Tp4Pp4_64Gpus)
+    ->ArgName("network")
+    ->Arg(kFlow)
+    ->Arg(kAnalytic)
+    ->Unit(benchmark::kMillisecond);
+// One iteration: a step of this job takes seconds to simulate.
+BENCHMARK(BM_SimulateNarayanan1t3072Gpus)
+    ->ArgName("network")
+    ->Arg(kFlow)
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
