@@ -399,8 +399,14 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const int v = pp > 1 && training.pipeline_schedule == PipelineSchedule::kInterleaved1F1B
                     ? std::max(1, training.virtual_stages)
                     : 1;
-  const int64_t stage_layers = p.layers / pp;
-  const int64_t chunk_layers = stage_layers / v;
+  // An explicit split (strategy.pipeline_stage_layers, v = 1) gives each stage its count.
+  const std::vector<int>& split_layers = strategy.pipeline_stage_layers;
+  const auto layers_on = [&](int stage) -> int64_t {
+    return split_layers.empty() ? p.layers / pp : split_layers[static_cast<size_t>(stage)];
+  };
+  int64_t max_stage_layers = 0;
+  for (int stage = 0; stage < pp; ++stage)
+    max_stage_layers = std::max(max_stage_layers, layers_on(stage));
 
   // ---- placement on dp
   const auto mode = [&](State st) { return strategy.at(Axis::kData, st).mode; };
@@ -447,8 +453,10 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // A layer's input or output, 16-bit; sequence parallelism keeps 1/t of the sequence.
   const int64_t split = sp ? tp : 1;
   const int64_t io = CeilDiv(2 * b * sc * h, split);
-  const Bytes act_layer = ActivationBytesPerLayer(t, b, sc, tp, sp, recompute);
-  const Bytes act_full = ActivationBytesPerLayer(t, b, sc, tp, sp, Recompute::kNone);
+  const Bytes act_layer =
+      ActivationBytesPerLayer(t, b, sc, tp, sp, recompute, training.flash_attention);
+  const Bytes act_full =
+      ActivationBytesPerLayer(t, b, sc, tp, sp, Recompute::kNone, training.flash_attention);
   const Bytes act_embedding = Bytes::Count(CeilDiv(b * sc * h, split));
   const Bytes act_head = Bytes::Count(CeilDiv(4 * b * sc * h + 4 * b * sc * V, tp));
   // Memory-bound kernels between the GEMMs (model.h): per layer pass, and the output layer's
@@ -490,11 +498,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // could exceed kMaxScheduleOps. The bound counts the most ops each piece can emit (see the
   // loops below); doubles, because micro-batches × buckets can pass 2^63.
   {
-    const int64_t most_local = stage_layers * layer_local + CeilDiv(p.embedding, tp) +
+    const int64_t most_local = max_stage_layers * layer_local + CeilDiv(p.embedding, tp) +
                                CeilDiv(std::max(p.head, V * h), tp) + p.final_norm;
     const int64_t bucket_count = t_gather ? 0 : CeilDiv(most_local, per_bucket);
-    const auto L = static_cast<double>(stage_layers);
-    const double U = 2.0 + static_cast<double>(v * CeilDiv(chunk_layers, lpu));
+    const auto L = static_cast<double>(max_stage_layers);
+    const double U = 2.0 + static_cast<double>(v * CeilDiv(max_stage_layers / v, lpu));
     const auto M = static_cast<double>(m);
     const auto K = static_cast<double>(bucket_count);
     // Per micro-batch: per layer alloc + forward, and alloc + recompute + 2 backward + 2
@@ -517,8 +525,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       return OutOfRangeError(fmt::format(
           "the step's schedule would need up to {:.0f} ops ({} micro-batches × {} layers{}); "
           "the limit is {}: use fewer micro-batches (global_batch / (micro_batch × dp)){} layers{}",
-          bound, m, stage_layers, buckets_part, kMaxScheduleOps, t_gather ? " or fewer" : ", fewer",
-          t_gather ? "" : " or larger gradient buckets"));
+          bound, m, max_stage_layers, buckets_part, kMaxScheduleOps,
+          t_gather ? " or fewer" : ", fewer", t_gather ? "" : " or larger gradient buckets"));
     }
   }
 
@@ -526,6 +534,15 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const auto build_stage = [&](int stage) {
     const bool first = stage == 0;
     const bool last = stage == pp - 1;
+    const int64_t stage_layers = layers_on(stage);
+    const int64_t chunk_layers = stage_layers / v;
+    // The first layer of chunk c: virtual stage c p + stage of an even split, or the layers of
+    // the stages before this one under an explicit split (v = 1).
+    int64_t split_first = 0;
+    for (int k = 0; k < stage; ++k) split_first += layers_on(k);
+    const auto chunk_first = [&](int c) {
+      return split_layers.empty() ? (int64_t{c} * pp + stage) * chunk_layers : split_first;
+    };
     const RankRole* role_ptr = &plan.roles.front();
     for (const RankRole& r : plan.roles) {
       if (r.first_stage <= stage && stage <= r.last_stage) role_ptr = &r;
@@ -555,7 +572,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     for (int c = 0; c < v; ++c) {
       const auto begin = static_cast<int32_t>(units.size());
       if (first && c == 0) units.push_back(Unit{0, 0, kEmbeddingLayer, embedding_local});
-      const int64_t l0 = (int64_t{c} * pp + stage) * chunk_layers;
+      const int64_t l0 = chunk_first(c);
       for (int64_t l = l0; l < l0 + chunk_layers; l += lpu) {
         const int64_t end = std::min(l0 + chunk_layers, l + lpu);
         units.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
@@ -567,6 +584,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     const auto unit_count = static_cast<int32_t>(units.size());
     // Index of a stage layer in per-micro-batch arrays: its position on this stage.
     const auto local_layer = [&](int32_t l) {
+      if (!split_layers.empty()) return static_cast<size_t>(l - split_first);
       const int64_t virtual_stage = l / chunk_layers;
       return static_cast<size_t>((virtual_stage / pp) * chunk_layers + l % chunk_layers);
     };

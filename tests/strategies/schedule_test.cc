@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -650,6 +651,7 @@ struct PipeCase {
   Recompute recompute;
   bool sp;
   int cp = 1;
+  bool flash = false;
 };
 
 class PipelineScheduleTest : public ::testing::TestWithParam<PipeCase> {};
@@ -665,6 +667,7 @@ TEST_P(PipelineScheduleTest, EveryStageAgreesWithItsRoleAndTheSendsMatch) {
   training.virtual_stages = c.v;
   training.recompute = c.recompute;
   training.sequence_parallel = c.sp;
+  training.flash_attention = c.flash;
   const ModelSpec model = Gpt32l(51200, 1024);
   const topology::ClusterSpec cluster = MakeCluster((world + 7) / 8, std::min(world, 8));
   const Plan plan = *Analyze(model, training, strategy, cluster);
@@ -715,6 +718,9 @@ std::vector<PipeCase> PipeCases() {
     out.push_back(
         {preset, 2, 2, 1, PipelineSchedule::kInterleaved1F1B, 2, Recompute::kSelective, true, 4});
   }
+  // Flash attention: no stored scores, with and without recompute.
+  out.push_back({"zero1", 2, 4, 1, PipelineSchedule::k1F1B, 1, Recompute::kNone, true, 1, true});
+  out.push_back({"zero1", 2, 2, 1, PipelineSchedule::k1F1B, 1, Recompute::kFull, false, 2, true});
   return out;
 }
 
@@ -722,9 +728,10 @@ INSTANTIATE_TEST_SUITE_P(Schedule, PipelineScheduleTest, ::testing::ValuesIn(Pip
                          [](const ::testing::TestParamInfo<PipeCase>& info) {
                            const PipeCase& c = info.param;
                            std::string name =
-                               fmt::format("{}_tp{}_pp{}_dp{}_cp{}_{}_v{}_{}{}", c.preset, c.tp,
+                               fmt::format("{}_tp{}_pp{}_dp{}_cp{}_{}_v{}_{}{}{}", c.preset, c.tp,
                                            c.pp, c.dp, c.cp, PipelineScheduleName(c.schedule), c.v,
-                                           RecomputeName(c.recompute), c.sp ? "_sp" : "");
+                                           RecomputeName(c.recompute), c.sp ? "_sp" : "",
+                                           c.flash ? "_flash" : "");
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
@@ -758,6 +765,57 @@ TEST(PipelineSchedule, OneFOneBFirstStageHoldsPMicroBatches) {
   };
   EXPECT_EQ(peak(scheds[0]), pp * (stage_layers * per_layer + s * b * h));
   EXPECT_EQ(peak(scheds[1]), (pp - 1) * stage_layers * per_layer);
+}
+
+TEST(PipelineSchedule, AnExplicitSplitGivesEachStageItsLayers) {
+  // Llama 3's balancing: one layer fewer on the stages that also hold the embedding and the
+  // output layer. 32 layers on 4 stages as 7, 9, 9, 7: each stage's schedule holds exactly its
+  // layers (in order, after the stages before it) and agrees with its role in the plan.
+  const ModelSpec model = Gpt32l(51200, 1024);
+  StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .pp = 4}, 8);
+  strategy.pipeline_stage_layers = {7, 9, 9, 7};
+  const TrainingSpec training = MakeTraining(1, 16);
+  const topology::ClusterSpec cluster = MakeCluster(1);
+  const Plan plan = *Analyze(model, training, strategy, cluster);
+  ASSERT_TRUE(plan.ok());
+  StatusOr<std::vector<Schedule>> out = BuildSchedules(model, training, strategy, cluster);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  int32_t next = 0;
+  for (const Schedule& sched : *out) {
+    SCOPED_TRACE(sched.role);
+    std::set<int32_t> layers;
+    for (const Op& op : sched.ops)
+      if (op.kind == OpKind::kCompute && op.layer >= 0) layers.insert(op.layer);
+    const int32_t want = strategy.pipeline_stage_layers[static_cast<size_t>(sched.stage)];
+    ASSERT_EQ(static_cast<int32_t>(layers.size()), want);
+    EXPECT_EQ(*layers.begin(), next);
+    EXPECT_EQ(*layers.rbegin(), next + want - 1);
+    next += want;
+    const RankRole* role = nullptr;
+    for (const RankRole& r : plan.roles)
+      if (r.first_stage <= sched.stage && sched.stage <= r.last_stage) role = &r;
+    ASSERT_NE(role, nullptr);
+    EXPECT_EQ(role->layers, want);
+    ExpectAgreesWithPlan(sched, plan, *role);
+  }
+}
+
+TEST(PipelineSchedule, AnExplicitSplitMustCoverTheLayersOnce) {
+  const ModelSpec model = Gpt32l(51200, 1024);
+  StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .pp = 4}, 8);
+  strategy.pipeline_stage_layers = {8, 8, 8};
+  StatusOr<Plan> plan = Analyze(model, MakeTraining(1, 16), strategy, MakeCluster(1));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("strategy.pipeline_stage_layers: [8, 8, 8]: must have pp = 4 entries"));
+  strategy.pipeline_stage_layers = {8, 8, 8, 9};
+  plan = Analyze(model, MakeTraining(1, 16), strategy, MakeCluster(1));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("sums to 33; must sum to the model's 32 layers"));
+  strategy.pipeline_stage_layers = {0, 16, 8, 8};
+  plan = Analyze(model, MakeTraining(1, 16), strategy, MakeCluster(1));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("every stage needs at least 1 layer"));
 }
 
 }  // namespace
