@@ -9,6 +9,7 @@
 #include "strategies/analyzer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string>
@@ -142,6 +143,8 @@ struct Context {
 // Layers owned by pipeline stage `i` (the first stages take the remainder when pp does not
 // divide the layers; a finding reports that case).
 int64_t StageLayers(const Context& c, int i) {
+  const std::vector<int>& split = c.strategy->pipeline_stage_layers;
+  if (!split.empty()) return split[static_cast<size_t>(i)];
   const int64_t l = c.params.layers;
   return l / c.pp + (i < l % c.pp ? 1 : 0);
 }
@@ -785,7 +788,8 @@ void CheckComposition(const Context& c, Plan& plan) {
                            c.tp, CountOf(cl.node.gpus, "GPU", "GPUs")),
                fmt::format("keep tp <= {} (inside a node) unless this is intended", cl.node.gpus));
   }
-  if (c.arch && c.pp > 1 && c.params.layers % (int64_t{c.pp} * c.v) != 0) {
+  if (c.arch && c.pp > 1 && c.strategy->pipeline_stage_layers.empty() &&
+      c.params.layers % (int64_t{c.pp} * c.v) != 0) {
     AddFinding(plan, Severity::kError, "pp-divisibility", State::kParams, Axis::kPipeline,
                fmt::format("pp {} x virtual stages {} = {} does not divide the {}", c.pp, c.v,
                            c.pp * c.v, CountOf(c.params.layers, "layer", "layers")),
@@ -932,6 +936,29 @@ Status Validate(const ModelSpec& model, const TrainingSpec& training,
     errors.Add("training.global_batch", std::to_string(training.global_batch), "must be >= 1");
   if (training.virtual_stages < 1)
     errors.Add("training.virtual_stages", std::to_string(training.virtual_stages), "must be >= 1");
+  if (const std::vector<int>& split = strategy.pipeline_stage_layers; !split.empty()) {
+    int64_t sum = 0;
+    bool positive = true;
+    for (int n : split) {
+      sum += n;
+      positive &= n >= 1;
+    }
+    const std::string value = fmt::format("[{}]", fmt::join(split, ", "));
+    if (static_cast<int64_t>(split.size()) != mesh.pp) {
+      errors.Add("strategy.pipeline_stage_layers", value,
+                 fmt::format("must have pp = {} entries, one per stage", mesh.pp));
+    } else if (!positive) {
+      errors.Add("strategy.pipeline_stage_layers", value, "every stage needs at least 1 layer");
+    } else if (model.has_architecture() && sum != model.transformer.layers) {
+      errors.Add("strategy.pipeline_stage_layers", value,
+                 fmt::format("sums to {}; must sum to the model's {} layers", sum,
+                             model.transformer.layers));
+    }
+    if (training.virtual_stages > 1) {
+      errors.Add("strategy.pipeline_stage_layers", value,
+                 "an explicit split needs virtual_stages = 1");
+    }
+  }
   if (strategy.layers_per_unit < 1)
     errors.Add("strategy.layers_per_unit", std::to_string(strategy.layers_per_unit),
                "must be >= 1");

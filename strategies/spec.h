@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/units.h"
 #include "topology/mesh.h"
@@ -125,6 +126,9 @@ struct StrategySpec {
   // Hybrid sharding (FSDP HYBRID_SHARD): shard inside groups of this many dp ranks and
   // replicate across them; 0 = shard over the whole dp axis.
   int shard_group_size = 0;
+  // Transformer layers per pipeline stage (pp entries summing to the model's layers); empty =
+  // an even split.
+  std::vector<int> pipeline_stage_layers;
 
   const Placement& at(topology::Axis axis, State s) const {
     return placement[static_cast<int>(axis)][static_cast<int>(s)];

@@ -848,6 +848,8 @@ class Resolver {
           "strategy.shard_group_size", std::to_string(spec.shard_group_size),
           fmt::format("must divide dp = {} (or be 0: shard over the whole dp axis)", mesh.dp));
     }
+    spec.pipeline_stage_layers.assign(s.pipeline_stage_layers().begin(),
+                                      s.pipeline_stage_layers().end());
     ResolvePlacements(custom && known);
   }
 
