@@ -413,7 +413,19 @@ Status Runner::AddRing(const std::vector<VertexId>& ring, const char* what, Comm
   return Status();
 }
 
-StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& op) {
+StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& expert_or_op) {
+  // ep groups are carved out of dp (topology/mesh.h: ep coordinate = dp coordinate mod ep):
+  // an ep group is ep consecutive dp coordinates, each holding a different ep coordinate,
+  // i.e. the dp shard group of size ep.
+  Op on_dp;
+  const bool expert = expert_or_op.axis == Axis::kExpert;
+  if (expert) {
+    on_dp = expert_or_op;
+    on_dp.axis = Axis::kData;
+    on_dp.group = GroupKind::kShardGroup;
+    on_dp.spans_context = false;
+  }
+  const Op& op = expert ? on_dp : expert_or_op;
   // A dp group that spans cp lives on the joint (dp, cp) axis, cp innermost.
   const bool joint = op.spans_context && op.axis == Axis::kData;
   const auto key =
@@ -576,6 +588,29 @@ StatusOr<CommPlan> Runner::BuildPlan(const Op& op, const GroupLayout& layout,
     case CollectiveAlgorithm::kRing: {
       plan.algorithm = CollectiveAlgorithm::kRing;
       CommPhase ph;
+      if (op.collective == CollectiveKind::kAllToAll) {
+        // Pairwise all-to-all: one phase in which every member sends S / N to each other
+        // member (N (N - 1) flows per group, one step each), as NCCL's all-to-all posts all
+        // its sends and receives at once. Each member's uplink carries (N - 1) / N S.
+        // The analytic model (no contention) charges each flow its sender's whole load,
+        // (N - 1) / N S, as the flows of one uplink share it (as for the tree).
+        ph.num = 1;
+        ph.den = n;
+        ph.analytic_num = n - 1;
+        ph.analytic_den = n;
+        ph.steps = 1;
+        for (const std::vector<VertexId>& members : layout.groups) {
+          for (VertexId from : members) {
+            for (VertexId to : members) {
+              if (from == to) continue;
+              ASSIGN_OR_RETURN(FlowPath f, PathBetween(from, to, what.c_str()));
+              ph.flows.push_back(std::move(f));
+            }
+          }
+        }
+        plan.phases.push_back(std::move(ph));
+        break;
+      }
       ph.steps = RingSteps(op.collective, n);
       for (const std::vector<VertexId>& ring : layout.groups) {
         RETURN_IF_ERROR(AddRing(ring, what.c_str(), ph));

@@ -32,8 +32,10 @@
 //              the rank's GPU to the GPU of the rank with the same coordinate on the peer stage,
 //              carrying the op's bytes in one step (it pays its route latency once).
 //   Collective the group's GPUs g_0 .. g_{N-1} (the rank's mesh coordinate with the group's
-//              coordinates on the op's axis, dp, tp or cp; GPUs from PlaceRanks, so with tp
-//              innermost a tp group is consecutive GPUs of one node), S = the op's buffer_bytes,
+//              coordinates on the op's axis, dp, tp or cp; an ep group is ep consecutive dp
+//              coordinates, one of each ep coordinate, as ep coordinate = dp mod ep (mesh.h);
+//              GPUs from PlaceRanks, so with tp innermost a tp group is consecutive GPUs of
+//              one node), S = the op's buffer_bytes,
 //              alpha = a flow's route latency, B = its route bottleneck. An op runs its phases
 //              one after the other; a phase starts its flows together and ends when the last
 //              one ends; the op ends with its last phase. A flow that stands for k pipelined
@@ -43,6 +45,12 @@
 //              op's per-device ring volume (2(N-1)/N S for all-reduce, (N-1)/N S for
 //              reduce-scatter and all-gather), k = 2(N-1) for all-reduce, N-1 otherwise. So an
 //              uncontended ring all-reduce over one NVSwitch takes 2(N-1) alpha + 2(N-1)/N S / B.
+//     all-to-all  one phase, pairwise: N (N-1) flows per group, g_i -> g_j for every i != j,
+//              each carrying S/N in one step (k = 1), as NCCL posts all of an all-to-all's
+//              sends at once. Each GPU's uplink carries its N-1 outgoing flows, (N-1)/N S in all,
+//              so on one NVSwitch node the flow model gives alpha + (N-1)/N S / B (the flows of
+//              an uplink share it equally and finish together); across nodes the flows that
+//              leave a node share its NICs.
 //     hierarchical  for a group of M nodes with L members on each (NCCL's two-level
 //              algorithm): the member with local position i on each node joins the rail-i
 //              ring across nodes, whose flows go through the NIC nearest each end GPU (NIC
@@ -77,9 +85,9 @@
 //              hierarchical (its bandwidth term 2(L-1)/L S / B_nvlink + 2(M-1)/(ML) S / B_nic
 //              beats 2 S / B_nic). ExecutorOptions::algorithm forces one; an algorithm that
 //              does not apply to the op or group (tree for a reduce-scatter, hierarchical in
-//              one node) falls back to kAuto's choice. Send-recv without a peer stage,
-//              all-to-all and broadcast use the ring. Groups of one rank, and empty buffers,
-//              finish at once.
+//              one node) falls back to kAuto's choice. Send-recv without a peer stage and
+//              broadcast use the ring; all-to-all is always pairwise (reported as ring).
+//              Groups of one rank, and empty buffers, finish at once.
 //   Network    kFlow: the FlowNetwork (max-min fair sharing, flow_network.h) over every
 //              directed link of the cluster; kAnalytic: a phase takes the longest of its flows
 //              alone, AlphaBetaTime(route bottleneck, k x route latency, bytes), no contention.

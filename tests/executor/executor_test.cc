@@ -129,6 +129,43 @@ TEST(Executor, RingAllReduceOnOneNvSwitchNodeMatchesTheAlphaBetaFormula) {
   }
 }
 
+TEST(Executor, AllToAllOnOneNvSwitchNodeIsOnePairwisePhase) {
+  // 8 GPUs, ep = 8 carved out of dp = 8, S = 1 GB. The all-to-all is one phase of N (N-1) = 56
+  // flows g_i -> g_j of S/N = 125 MB, one step each (alpha = 1 us: uplink + downlink). Every
+  // uplink carries the N-1 = 7 flows its GPU sends and every downlink the 7 it receives, so
+  // max-min sharing gives each flow 450/7 GB/s and all of them end together:
+  //   time = alpha + (N-1)/N S / B = 1 us + 0.875e9 B / 450e9 B/s = 1 us + 1.944... ms.
+  // The analytic model charges each flow its sender's load, (N-1)/N S, and agrees.
+  const topology::Cluster cluster = Dgx(1);
+  Schedule s = OneAllReduce(8, GB(1));
+  Op& op = s.ops.front();
+  op.collective = CollectiveKind::kAllToAll;
+  op.axis = topology::Axis::kExpert;
+  op.group_size = 8;
+  op.bytes = MB(875);  // (N-1)/N S sent per device
+  const Duration expected = Microseconds(1) + DrainTime(0.875e9, 450e9);
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  ctx.mesh.ep = 8;
+  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, opt);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->step_time, expected) << NetworkModelName(model);
+    EXPECT_EQ(r->collective_bytes[Idx(CollectiveKind::kAllToAll)], MB(875));
+    EXPECT_EQ(r->collective_calls[Idx(CollectiveKind::kAllToAll)], 1);
+  }
+  // ep = 4 on dp = 8: two groups of 4 consecutive dp ranks run at once, each GPU in one of
+  // them: 3 flows of S/4 per uplink, time = alpha + 3/4 S / B.
+  ctx.mesh.ep = 4;
+  op.group_size = 4;
+  op.bytes = MB(750);
+  StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->step_time, Microseconds(1) + DrainTime(0.75e9, 450e9));
+}
+
 TEST(Executor, TensorParallelAllReduceOfOneLayerMatchesTheRingFormula) {
   // One llama2-7b layer (h = 4096, s = 4096, b = 1) with tp = 8 on one DGX-H100, dp = 1, one
   // micro-batch, no sequence parallelism. The tp group is the 8 consecutive GPUs of the node;
