@@ -129,6 +129,17 @@ Bytes OutputLayerTraffic(const TransformerSpec& t, int64_t micro_batch, int64_t 
   return Bytes::Count(CeilDiv(8 * s * micro_batch * t.vocab, tp));
 }
 
+double MoeExpertMultiplier(const TransformerSpec& t) {
+  if (t.experts <= 1) return 1.0;
+  return static_cast<double>(t.top_k > 0 ? t.top_k : 1) * t.capacity_factor;
+}
+
+double MoeExtraForwardFlopsPerToken(const TransformerSpec& t) {
+  if (t.experts <= 1) return 0.0;
+  const auto h = static_cast<double>(t.hidden);
+  return (MoeExpertMultiplier(t) - 1.0) * 16.0 * h * h + 2.0 * h * static_cast<double>(t.experts);
+}
+
 Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
                                 Recompute recompute) {
   const double B = static_cast<double>(global_batch);
@@ -143,15 +154,18 @@ Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
   // still 6BshV; selective recompute adds the recomputed attention scores, 4Bs²hl.
   const double layers = B * s * l * h * h * (1.0 + s / (6.0 * h));
   const double logits = 6.0 * B * s * h * V;
+  // Mixture of experts: each forward pass of a layer adds MoeExtraForwardFlopsPerToken per
+  // token (the MLP term counted top_k x capacity_factor times, and the router); 0 when dense.
+  const double moe = B * s * l * MoeExtraForwardFlopsPerToken(t);
   switch (recompute) {
     case Recompute::kFull:
-      return Flops::Count(96.0 * layers + logits);
+      return Flops::Count(96.0 * layers + logits + 4.0 * moe);
     case Recompute::kSelective:
-      return Flops::Count(72.0 * layers + logits + 4.0 * B * s * s * h * l);
+      return Flops::Count(72.0 * layers + logits + 4.0 * B * s * s * h * l + 3.0 * moe);
     case Recompute::kNone:
       break;
   }
-  return Flops::Count(72.0 * layers + logits);
+  return Flops::Count(72.0 * layers + logits + 3.0 * moe);
 }
 
 double OptimizerFlopsPerElement(Optimizer o) {

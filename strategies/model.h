@@ -41,6 +41,13 @@
 // last term is the logit layer, 6 B s h V, which is never recomputed; so without recompute
 // F = 72 B s l h^2 (1 + s/(6h)) + 6 B s h V. Selective recompute (Korthikanti Section 5)
 // re-runs only the attention core, adding its forward FLOPs 4 B s^2 h per layer.
+// Mixture of experts (experts > 1): eq. 3 as written for attention; its MLP term, 16 s h^2
+// per sequence, counted once per expert a token is dispatched to, top_k x capacity_factor
+// (Shazeer et al. 2017: each token runs its top-k experts; Fedus et al. 2022, Switch
+// Transformers, Section 2.2: expert capacity = capacity_factor x tokens x top_k / experts,
+// the padded slots computed too, so the experts of a group run top_k x capacity_factor MLPs
+// per token); plus the router, 2 h E per token. So a layer's forward adds
+// (top_k x cf - 1) 16 s h^2 + 2 s h E per sequence, in every pass that runs it (3 or 4).
 //
 // Thread-safety: pure functions.
 #ifndef PLACESIM_STRATEGIES_MODEL_H_
@@ -138,6 +145,10 @@ Bytes OutputLayerTraffic(const TransformerSpec& t, int64_t micro_batch, int64_t 
 
 // Narayanan et al. 2021 eq. 3 for one iteration of `global_batch` sequences of the model's
 // seq_len (see above for recompute). REQUIRES: t has an architecture.
+// top_k x capacity_factor for an MoE model, 1 when dense.
+double MoeExpertMultiplier(const TransformerSpec& t);
+// Forward FLOPs per token per layer that MoE adds to eq. 3 (see above); 0 when dense.
+double MoeExtraForwardFlopsPerToken(const TransformerSpec& t);
 Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
                                 Recompute recompute);
 

@@ -288,8 +288,30 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
                   const ScheduleOptions& options) {
   const topology::MeshShape& mesh = strategy.mesh;
   if (mesh.ep > 1) {
-    return FailedPreconditionError(
-        fmt::format("model-parallel schedules are not generated yet: ep={}", mesh.ep));
+    // Expert parallelism: ep groups carved out of dp, expert gradients synchronized over the
+    // dp / ep ranks that hold the same experts. Generated for resident parameters and
+    // gradients replicated on dp (DDP, ZeRO-1) in shard groups of all of dp.
+    if (mesh.cp > 1) {
+      return FailedPreconditionError(
+          fmt::format("ep={} with cp={}: expert-parallel schedules are not generated with context "
+                      "parallelism yet",
+                      mesh.ep, mesh.cp));
+    }
+    const Mode theta = strategy.at(Axis::kData, State::kParams).mode;
+    const Mode grads = strategy.at(Axis::kData, State::kGrads).mode;
+    const Mode omega = strategy.at(Axis::kData, State::kOptimizer).mode;
+    const bool sharded_dp = IsShardedMode(theta) || IsShardedMode(grads) || IsShardedMode(omega);
+    if (mesh.dp > 1 &&
+        (theta != Mode::kReplicated || IsShardedMode(grads) || grads == Mode::kOffloaded ||
+         omega == Mode::kOffloaded ||
+         (sharded_dp && strategy.shard_group_size > 0 && strategy.shard_group_size < mesh.dp))) {
+      return FailedPreconditionError(fmt::format(
+          "ep={} with params {}, grads {}, optimizer {} on dp (shard group {}): expert-parallel "
+          "schedules are generated for replicated params and grads with the optimizer "
+          "replicated or sharded over all of dp (DDP, ZeRO-1) only",
+          mesh.ep, ModeSymbol(theta), ModeSymbol(grads), ModeSymbol(omega),
+          strategy.shard_group_size));
+    }
   }
   if (mesh.cp > 1) {
     // Context parallelism (ring attention): the sequence split on cp, and the model states
@@ -325,6 +347,7 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
     return OkStatus();
   };
   if (mesh.pp > 1) RETURN_IF_ERROR(require_sliced(Axis::kPipeline, "pipeline"));
+  if (mesh.ep > 1) RETURN_IF_ERROR(require_sliced(Axis::kExpert, "expert-parallel"));
   if (!model.has_architecture()) {
     return FailedPreconditionError(
         "a schedule needs the model's architecture (layers, hidden, ...); a bare parameter "
@@ -391,8 +414,13 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // replicated rest (norms, row-parallel biases), as the plan counts them.
   const int64_t tp = strategy.mesh.tp;
   const bool sp = plan.effective_sequence_parallel;
-  const int64_t layer_local = CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated +
-                              p.layer_router + CeilDiv(p.layer_experts, tp);
+  // Expert parallelism (CheckScope: Θ, Ω, G sliced on ep): each rank of an ep group holds
+  // E / ep experts of every layer, and the tp slice of each (expert tensor parallelism = tp).
+  const bool moe = t.experts > 1;
+  const int64_t ep = strategy.mesh.ep;
+  const int64_t layer_expert_local = CeilDiv(CeilDiv(p.layer_experts, ep), tp);
+  const int64_t layer_local =
+      CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated + p.layer_router + layer_expert_local;
   // Pipeline parallelism: stage i holds L / p layers in v chunks of L / (p v); chunk c of
   // stage i is virtual stage c p + i (Megatron-LM's interleaved assignment).
   const int pp = strategy.mesh.pp;
@@ -430,6 +458,12 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const int64_t n = n_dp * cp;  // ranks of a shard group (all of dp x cp unless hybrid)
   const int64_t replicas = dp / n_dp;
   const GroupKind shard_group = GroupOf(n, dpc, false);
+  // Expert states are replicated over the dp / ep ranks holding the same experts, the dp
+  // coordinates congruent mod ep (ep coordinate = dp mod ep, topology/mesh.h): the replica
+  // group of dp / ep (stride ep); with ep = 1 they are placed as the dense states.
+  const bool split_expert = ep > 1;
+  const int64_t expert_n = split_expert ? dp / ep : n;
+  const GroupKind expert_group = split_expert ? GroupKind::kReplicaGroup : shard_group;
   const bool grads_reduce_scattered = g_sharded || o_sharded;
   const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
   const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
@@ -441,12 +475,28 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // queries attend to all s keys (4 b s_c s h), so cp ranks do a layer's FLOPs together.
   const int64_t sc = CeilDiv(s, cp);
   const auto td = static_cast<double>(tp);
-  const double layer_fwd = (24.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
   const double attention_core = 4.0 * b * sc * s * h / td;
   // The two blocks of a layer (tp > 1 only, where collectives sit between them): attention
   // (QKV 6 b s h^2, scores and context 4 b s^2 h, projection 2 b s h^2) and MLP (16 b s h^2).
   const double attention_fwd = (8.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
+  // Mixture of experts (model.h): the MLP term once per routed expert, top_k x
+  // capacity_factor, and the router 2 b s h E. With balanced routing every rank of an ep group
+  // receives top_k x cf x its own token count (each of the ep ranks sends and receives the
+  // same share), so its experts compute top_k x cf x 16 b s h^2 / t whatever ep is, and
+  // ranks x that is the plan's figure. The router's GEMM is counted 1/t per tp rank (under
+  // sequence parallelism each routes its s / t tokens; without it the t copies are redundant
+  // work that eq. 3 does not count either).
+  const double router_fwd = moe ? 2.0 * b * sc * h * static_cast<double>(t.experts) / td : 0.0;
+  const double expert_fwd = moe ? MoeExpertMultiplier(t) * 16.0 * b * sc * h * h / td : 0.0;
+  const double layer_fwd = moe ? attention_fwd + router_fwd + expert_fwd
+                               : (24.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
   const double mlp_fwd = layer_fwd - attention_fwd;
+  // Expert parallelism: a layer pass's tokens are dispatched to their experts and the results
+  // combined by all-to-alls over the ep group of top_k x cf x b s h x 2 bytes (1/t of the
+  // sequence under SP), as the plan counts them.
+  const Bytes a2a_buffer = moe && ep > 1 ? Scale(Bytes::Count(CeilDiv(2 * b * sc * h, sp ? tp : 1)),
+                                                 MoeExpertMultiplier(t))
+                                         : Bytes::Zero();
   // The output layer is never recomputed: 2bshV per pass (forward, backward-input,
   // backward-weight), 6bshV in all, as in Narayanan et al. 2021 eq. 3.
   const double head_pass = 2.0 * static_cast<double>(b * sc * h * V) / td;
@@ -515,9 +565,10 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     // exchanges and parts. The step: allocs, optimizer, per part a copy back and an
     // all-gather.
     const bool each = g_sharded || options.sync_grads_every_micro_batch;
-    const double per_layer = (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(cp - 1);
+    const double per_layer =
+        (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(cp - 1) + (moe ? 15.0 : 0.0);
     const double bound = M * (per_layer * L + 11.0 * U + 11.0 + 4.0 * v) +
-                         K * 5.0 * (each ? M : 1.0) + 2.0 * (K + U) + 20.0;
+                         (K + 1.0) * 5.0 * (each ? M : 1.0) + 2.0 * (K + 1.0 + U) + 20.0;
     if (bound > static_cast<double>(kMaxScheduleOps)) {
       const std::string buckets_part =
           t_gather ? std::string()
@@ -556,14 +607,16 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         last ? CeilDiv(p.head, tp) + p.final_norm + (p.head == 0 && !first ? vocab_local : 0) : 0;
     const bool tied_exchange = pp > 1 && p.head == 0 && (first || last);
     // Dense and expert parts padded separately.
-    const int64_t expert = stage_layers * CeilDiv(p.layer_experts, tp);
+    const int64_t expert = stage_layers * layer_expert_local;
     const int64_t local_total = stage_layers * layer_local + embedding_local + head_local;
     const int64_t dense = local_total - expert;
     const auto elements = [&](State st) {
       const bool sh = shard && IsShardedMode(mode(st));
-      return sh ? CeilDiv(dense, n) + CeilDiv(expert, n) : dense + expert;
+      return sh ? CeilDiv(dense, n) + CeilDiv(expert, expert_n) : dense + expert;
     };
-    const int64_t grad_elements = local_total;
+    // Under ep > 1 the dense and expert gradients are bucketed apart (their groups differ).
+    const int64_t grad_elements = split_expert ? dense : local_total;
+    const int64_t expert_grad_elements = split_expert ? expert : 0;
     const int64_t bucket_count = t_gather ? 0 : CeilDiv(grad_elements, per_bucket);
 
     // ---- units, chunk by chunk; chunk_units[c] = [begin, end) of chunk c's units
@@ -675,6 +728,56 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       return tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                            work.phase, work.layer, work.unit, work.micro_batch, {*compute});
     };
+    // A mixture-of-experts layer's MLP block (experts > 1), in place of tp_block's: forward
+    // and full recompute run [SP all-gather], the router, the dispatch all-to-all over the ep
+    // group, the experts, the combine all-to-all [tp combine]; backward-input runs [SP
+    // all-gather], the combine's gradient all-to-all, the experts, the dispatch's gradient
+    // all-to-all, the router [tp combine] (ep = 1: no all-to-alls). So a layer moves
+    // 2 x (forward passes + 1) all-to-alls per micro-batch, as the plan counts them. Returns
+    // what the next block reads (its closing collective; -1 when only the compute stream's
+    // order links them) and its last compute in *compute.
+    const auto moe_block = [&](const Op& router, const Op& experts, int32_t gate, int32_t chain,
+                               int32_t* compute) {
+      const bool backward = router.phase == Phase::kBackwardInput;
+      const auto all_to_all = [&](int32_t after) {
+        if (ep == 1) return after;
+        Op op = CollectiveOp(CollectiveKind::kAllToAll, State::kActivations, GroupKind::kAxis, ep,
+                             a2a_buffer, router.phase, router.unit, router.micro_batch);
+        op.axis = Axis::kExpert;
+        op.layer = router.layer;
+        return B.Add(op, {after});
+      };
+      int32_t before = chain;
+      if (tp > 1 && sp)
+        before = tp_collective(CollectiveKind::kAllGather, router.phase, router.layer, router.unit,
+                               router.micro_batch, {chain});
+      if (!backward) {
+        before = B.Add(router, {gate, before});
+        gate = -1;
+      }
+      const int32_t work = B.Add(experts, {gate, all_to_all(before)});
+      int32_t out = all_to_all(work);
+      *compute = work;
+      if (backward) out = *compute = B.Add(router, {out == work ? -1 : out});
+      if (tp > 1)
+        return tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                             router.phase, router.layer, router.unit, router.micro_batch, {out});
+      return out == *compute ? -1 : out;
+    };
+    // The router and expert ops of an MoE layer's pass; `act` the activation bytes the
+    // experts keep (forward, recompute) or read back (backward-input).
+    const int64_t attn_param_bytes =
+        (CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated) * bpp.params;
+    const auto moe_ops = [&](Phase phase, int32_t l, int32_t u, int32_t mb, int64_t act) {
+      const bool bwd = phase == Phase::kBackwardInput;
+      const Op router =
+          ComputeOp(phase, l, u, mb, router_fwd, p.layer_router * bpp.params + io, io);
+      const Op experts = with_traffic(
+          ComputeOp(phase, l, u, mb, expert_fwd,
+                    layer_expert_local * bpp.params + io + (bwd ? act : 0), bwd ? io : act + io),
+          bwd ? backward_bytes(traffic.mlp) : traffic.mlp);
+      return std::pair<Op, Op>{router, experts};
+    };
     // Pipeline point-to-point: a send on the p2p stream to `peer`, and the receive that the
     // pass's first compute waits for (matched to its send once every stage is built).
     const auto send = [&](State state, Phase phase, int32_t peer, int32_t mb, int32_t chunk,
@@ -709,6 +812,9 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       for (int64_t e = 0; e < grad_elements; e += per_bucket)
         buckets.push_back(Bucket{e, std::min(grad_elements, e + per_bucket)});
     }
+    std::vector<Bucket> expert_buckets;
+    for (int64_t e = 0; e < expert_grad_elements; e += per_bucket)
+      expert_buckets.push_back(Bucket{e, std::min(expert_grad_elements, e + per_bucket)});
     std::vector<int64_t> bucket_weights;
     for (const Bucket& k : buckets) bucket_weights.push_back(k.end - k.begin);
     std::vector<int64_t> unit_weights;
@@ -736,7 +842,23 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     // elements. `ready` is the backward op that completes it; `bucket_alloc` the transient
     // full-gradient buffer to free after the reduce-scatter (-1 when the grads are resident).
     const auto emit_sync = [&](int64_t k, int64_t full, int32_t ready, int32_t bucket_alloc,
-                               int32_t unit, int64_t mb) {
+                               int32_t unit, int64_t mb, bool expert_part = false) {
+      if (expert_part) {
+        // Expert gradients (ep > 1, CheckScope: replicated, no hybrid groups): over the dp / ep
+        // ranks holding the same experts, all-reduced, or reduce-scattered for a sharded
+        // optimizer (ZeRO-1).
+        int32_t last_op = ready;
+        if (expert_n > 1) {
+          last_op = B.Add(
+              CollectiveOp(grads_reduce_scattered ? CollectiveKind::kReduceScatter
+                                                  : CollectiveKind::kAllReduce,
+                           State::kGrads, expert_group, expert_n, Bytes::Count(full * bpp.grads),
+                           Phase::kBackwardWeight, unit, static_cast<int32_t>(mb)),
+              {ready});
+        }
+        if (mb == m - 1) sync_tail.push_back(last_op);
+        return;
+      }
       if (dpc == 1) {  // nothing to synchronize: the optimizer waits for the backward only
         if (mb == m - 1) sync_tail.push_back(ready);
         return;
@@ -850,6 +972,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       int32_t head_act = -1;
       int64_t produced = 0;  // gradient elements produced so far in its backward
       size_t next_bucket = 0;
+      int64_t expert_produced = 0;  // the same for the expert gradients (ep > 1)
+      size_t next_expert_bucket = 0;
       std::vector<int32_t> bucket_allocs;
     };
     std::vector<MicroBatch> mbs(static_cast<size_t>(m));
@@ -905,6 +1029,22 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                   recompute == Recompute::kFull ? MemoryTag::kCheckpoints : MemoryTag::kActivations,
                   MemorySpace::kDevice, act_layer, Stream::kCompute, Phase::kForward, l, mb32);
               const int32_t first_gate = l == unit.layer_begin ? gate : -1;
+              if (moe) {
+                const int64_t kept = half(act_layer.count());
+                const Op attn = with_traffic(ComputeOp(Phase::kForward, l, u, mb32, attention_fwd,
+                                                       attn_param_bytes + io, kept + io),
+                                             attention_traffic);
+                if (tp == 1) {
+                  last_op = attention(attn, first_gate, chain);
+                  chain = -1;
+                } else {
+                  chain = tp_block(attn, first_gate, chain, &last_op, true);
+                }
+                const auto [router, experts] =
+                    moe_ops(Phase::kForward, l, u, mb32, act_layer.count() - kept);
+                chain = moe_block(router, experts, -1, chain, &last_op);
+                continue;
+              }
               if (tp == 1) {
                 last_op = attention(
                     with_traffic(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
@@ -966,6 +1106,18 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
           ++st.next_bucket;
         }
       };
+      // The same for the expert gradients of a layer (ep > 1; never transient).
+      const auto produce_expert = [&](int64_t elems, int32_t bwd_weight, int32_t unit) {
+        st.expert_produced += elems;
+        if (!sync_now(mb32)) return;
+        while (st.next_expert_bucket < expert_buckets.size() &&
+               expert_buckets[st.next_expert_bucket].end <= st.expert_produced) {
+          const Bucket& k = expert_buckets[st.next_expert_bucket];
+          emit_sync(static_cast<int64_t>(st.next_expert_bucket), k.end - k.begin, bwd_weight, -1,
+                    unit, mb32, true);
+          ++st.next_expert_bucket;
+        }
+      };
       int32_t chain = -1;
       if (!model_last(c)) {
         chain = recv(State::kActivations, Phase::kBackwardInput, last ? 0 : stage + 1, mb32, c);
@@ -1024,7 +1176,24 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
               const Bytes extra = act_full - act_layer;
               rebuilt = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, extra,
                                 Stream::kCompute, Phase::kRecompute, l, mb32);
-              if (tp > 1 && recompute == Recompute::kFull) {
+              if (moe && recompute == Recompute::kFull) {
+                // Full recompute re-runs the forward, its tp collectives and all-to-alls
+                // included.
+                const int64_t rebuilt_attn = half(extra.count());
+                const Op attn =
+                    with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
+                                           attn_param_bytes + act_layer.count(), rebuilt_attn),
+                                 attention_traffic);
+                int32_t work = -1;
+                if (tp > 1) {
+                  rebuilt_by = tp_block(attn, first_dep, -1, &work, true);
+                } else {
+                  attention(attn, first_dep, -1);
+                }
+                const auto [router, experts] =
+                    moe_ops(Phase::kRecompute, l, u, mb32, extra.count() - rebuilt_attn);
+                rebuilt_by = moe_block(router, experts, -1, rebuilt_by, &work);
+              } else if (tp > 1 && recompute == Recompute::kFull) {
                 // Full recompute re-runs the forward, its tensor-parallel collectives included.
                 const int64_t attn_params = third(layer_params * bpp.params);
                 const int64_t rebuilt_attn = half(extra.count());
@@ -1056,7 +1225,25 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
               }
             }
             const int32_t input_gate = recompute == Recompute::kNone ? first_dep : -1;
-            if (tp == 1) {
+            if (moe) {
+              // The MLP block (experts) first, then attention, as for a dense layer.
+              const int64_t read_attn = half(act_full.count());
+              const Op attn =
+                  with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
+                                         attn_param_bytes + read_attn + io, io),
+                               backward_bytes(attention_traffic));
+              int32_t work = -1;
+              const auto [router, experts] =
+                  moe_ops(Phase::kBackwardInput, l, u, mb32, act_full.count() - read_attn);
+              chain = moe_block(router, experts, input_gate, std::max(chain, rebuilt_by), &work);
+              if (tp == 1) {
+                input_grad = attention(attn, -1, chain);
+                chain = -1;
+              } else {
+                chain = tp_block(attn, -1, chain, &work, true);
+                input_grad = chain;
+              }
+            } else if (tp == 1) {
               input_grad = attention(
                   with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
                                          layer_params * bpp.params + act_full.count() + io, io),
@@ -1084,12 +1271,15 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                            -1, chain, &work, true);
               input_grad = chain;
             }
-            if (!t_gather) open_buckets(layer_params);
+            const int64_t layer_dense_grads =
+                split_expert ? layer_params - layer_expert_local : layer_params;
+            if (!t_gather) open_buckets(layer_dense_grads);
             last_op = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, layer_fwd,
                                       act_full.count() + io, layer_params * bpp.grads));
             B.Free(rebuilt, Stream::kCompute, Phase::kBackwardWeight);
             B.Free(st.act[local_layer(l)], Stream::kCompute, Phase::kBackwardWeight);
-            if (!t_gather) produce(layer_params, last_op, u);
+            if (!t_gather) produce(layer_dense_grads, last_op, u);
+            if (split_expert) produce_expert(layer_expert_local, last_op, u);
           }
         }
         B.at(last_op).chunk = c;
@@ -1152,6 +1342,14 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                            Phase::kOptimizer, -1, -1),
               {updated.empty() ? -1 : updated[k]});
       }
+      // Expert buckets (ep > 1, optimizer on the device): over the expert replica group.
+      for (size_t k = 0; k < expert_buckets.size() && expert_n > 1; ++k) {
+        B.Add(CollectiveOp(
+                  CollectiveKind::kAllGather, State::kParams, expert_group, expert_n,
+                  Bytes::Count((expert_buckets[k].end - expert_buckets[k].begin) * bpp.params),
+                  Phase::kOptimizer, -1, -1),
+              {updated.empty() ? -1 : updated.back()});
+      }
     }
 
     // ---- per-device bytes of every collective: the plan's volume per (kind, state, axis,
@@ -1162,8 +1360,12 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     for (const Collective& col : role.collectives) {
       const bool replica = col.kind == CollectiveKind::kAllReduce && grads_reduce_scattered &&
                            col.state == State::kGrads;
-      const GroupKind group =
-          col.axis == Axis::kData ? GroupOf(col.group_size, dpc, replica) : GroupKind::kAxis;
+      // Under ep > 1 the plan's expert-part collectives (AddDataParallelComm's "expert" part,
+      // named so in their purpose) run over the expert replica group.
+      const bool expert_col = split_expert && col.purpose.starts_with("expert");
+      const GroupKind group = col.axis != Axis::kData ? GroupKind::kAxis
+                              : expert_col            ? expert_group
+                                                      : GroupOf(col.group_size, dpc, replica);
       auto& vol = plan_volume[Key{col.kind, col.state, col.axis, group}];
       vol.first += col.buffer_bytes.count() * col.count;
       vol.second += col.total_bytes.count();

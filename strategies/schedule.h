@@ -2,10 +2,11 @@
 // ops that a simulator executes. Built by BuildSchedules for the data-parallel family (DDP,
 // ZeRO-1/2/3, FSDP, hybrid sharding, ZeRO-Offload, ZeRO-Infinity) on dp, composed with
 // Megatron tensor parallelism (with or without sequence parallelism) on tp, pipeline
-// parallelism (GPipe, 1F1B, interleaved 1F1B) on pp and context parallelism (ring attention)
-// on cp. Every rank of a pipeline stage plays the same role, so one Schedule per stage
-// describes them all; stages exchange activations through matched send / receive ops.
-// Durations are not part of a schedule: the device that runs an op decides them.
+// parallelism (GPipe, 1F1B, interleaved 1F1B) on pp, context parallelism (ring attention)
+// on cp and, for mixture-of-experts models, expert parallelism on ep (DDP and ZeRO-1 on dp). Every
+// rank of a pipeline stage plays the same role, so one Schedule per stage describes them all;
+// stages exchange activations through matched send / receive ops. Durations are not part of a
+// schedule: the device that runs an op decides them.
 //
 // What a step holds (m micro-batches of b sequences, L layers, units of layers_per_unit):
 //   static state   Alloc ops first: params, grads, optimizer, offload staging on the device,
@@ -58,6 +59,22 @@
 //                  chunk part k reads, overlapping the parts before it, and in backward each
 //                  part passes on its K/V gradient too. The model states are placed on cp as
 //                  on dp and synchronized over dp x cp (Op::spans_context).
+//   experts        MoE layers (experts > 1): the layer's MLP block is the router, then the
+//                  experts; with ep > 1 (ep groups carved out of dp: ep consecutive dp ranks,
+//                  GroupKind::kAxis on topology::Axis::kExpert) the tokens are dispatched to
+//                  their experts by an all-to-all before and combined by one after (backward-
+//                  input: the combine's gradient, the experts, the dispatch's gradient, then the
+//                  router), each of top_k x capacity_factor x b s h x 2 bytes (1/t of the
+//                  sequence under SP), so 2 x (forward passes + 1) per layer and micro-batch,
+//                  full recompute's included. Under tp the tp collectives wrap the whole block.
+//                  Each rank holds E / ep experts (1/t of each); with balanced routing it runs
+//                  top_k x cf MLPs' worth of its own token count. Expert gradients are bucketed
+//                  apart from the dense ones and synchronized over the dp / ep ranks holding the
+//                  same experts (kReplicaGroup of dp / ep, stride ep, on dp), as are ZeRO-1's
+//                  updated expert parameters; the dense ones over dp as above. With ep = 1 the
+//                  experts are placed and synchronized with the dense states. Refused with
+//                  ep > 1: gathered params or sharded grads (ZeRO-2/3, FSDP), offload, hybrid
+//                  shard groups, and cp > 1.
 //   optimizer      on the device shard (Compute, phase kOptimizer), or on the host
 //                  (HostCompute) after the gradient shard is copied out after every micro-
 //                  batch; then, for replicated parameters over a sharded optimizer, the
@@ -71,6 +88,8 @@
 // lookup has no FLOPs. So the compute FLOPs of one rank's step times tp x cp x dp (every op's FLOPs
 // are 1/t of the layer's), summed over the stages, equal Plan::flops_per_iteration, for every model
 // shape (eq. 3 speaks of the GPT shape; the plan and the schedule both apply it as written).
+// MoE layers (model.h): attention as eq. 3; the MLP term 16 b s h^2 once per routed expert,
+// top_k x capacity_factor, plus the router 2 b s h E, each 1/t per tp rank.
 // Bytes read and written per compute op (for a roofline): the op's weights, its input, and
 // the activations it saves or reads back; the optimizer reads and writes its shard.
 //

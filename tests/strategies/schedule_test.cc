@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "strategies/analyzer.h"
+#include "strategies/model.h"
 #include "strategies/presets.h"
 #include "test_util.h"
 
@@ -478,14 +479,23 @@ INSTANTIATE_TEST_SUITE_P(Schedule, ActivationPeakTest, ::testing::ValuesIn(PeakC
                          });
 
 TEST(Schedule, RefusesWhatItDoesNotGenerate) {
-  // Expert parallelism.
-  StrategySpec moe = *ExpandStrategyPreset("ddp", {.dp = 8, .ep = 8}, 8);
+  // Expert parallelism with gathered parameters or sharded gradients (ZeRO-2/3, FSDP).
+  for (const char* preset : {"zero2", "zero3", "fsdp"}) {
+    StrategySpec moe = *ExpandStrategyPreset(preset, {.dp = 8, .ep = 8}, 8);
+    StatusOr<std::vector<Schedule>> out =
+        BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, 8), moe, MakeCluster(1));
+    ASSERT_FALSE(out.ok()) << preset;
+    EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(out.status().message(),
+                HasSubstr("expert-parallel schedules are generated for replicated params and "
+                          "grads"));
+  }
+  // Expert parallelism with context parallelism.
+  StrategySpec moe_cp = *ExpandStrategyPreset("ddp", {.dp = 4, .cp = 2, .ep = 2}, 8);
   StatusOr<std::vector<Schedule>> out =
-      BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, 8), moe, MakeCluster(1));
+      BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, 8), moe_cp, MakeCluster(1));
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(out.status().message(),
-              HasSubstr("model-parallel schedules are not generated yet: ep=8"));
+  EXPECT_THAT(out.status().message(), HasSubstr("ep=2 with cp=2"));
   // Context parallelism whose states are placed otherwise than on dp.
   StrategySpec cp = *ExpandStrategyPreset("zero1", {.dp = 4, .cp = 2}, 8);
   cp.at(topology::Axis::kContext, State::kOptimizer) = Placement{Mode::kReplicated};
@@ -498,6 +508,125 @@ TEST(Schedule, RefusesWhatItDoesNotGenerate) {
   out = BuildSchedules(Model("llama2-7b"), bad.training, bad.strategy, bad.cluster);
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("gradient-integrity"));
+}
+
+// Mixture of experts: mixtral-8x7b (32 layers, h = 4096, s = 4096, 8 SwiGLU experts of
+// f = 14336, top-2, capacity factor 1.0), micro-batch 1, ep groups carved out of dp.
+struct MoeCase {
+  const char* preset;
+  int dp;
+  int ep;
+  int tp;
+  int pp;
+  bool sp;
+  Recompute recompute;
+};
+
+class ExpertParallelTest : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(ExpertParallelTest, EveryStageAgreesWithItsRole) {
+  const MoeCase& c = GetParam();
+  const int64_t m = 2 * c.pp;
+  const int64_t world = int64_t{c.dp} * c.tp * c.pp;
+  const ModelSpec& model = Model("mixtral-8x7b");
+  const StrategySpec strategy =
+      *ExpandStrategyPreset(c.preset, {.dp = c.dp, .tp = c.tp, .pp = c.pp, .ep = c.ep}, 8);
+  TrainingSpec training = MakeTraining(1, c.dp * m);
+  training.recompute = c.recompute;
+  training.sequence_parallel = c.sp;
+  const topology::ClusterSpec cluster = MakeCluster(static_cast<int>(world / 8));
+  const Plan plan = *Analyze(model, training, strategy, cluster);
+  ASSERT_TRUE(plan.ok());
+  StatusOr<std::vector<Schedule>> out = BuildSchedules(model, training, strategy, cluster);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->size(), static_cast<size_t>(c.pp));
+
+  // Each rank's experts: 8 / ep of 8 x 3 h f (gated, no biases), 1/t of each.
+  const ParameterBreakdown p = CountParameters(model.transformer);
+  ASSERT_EQ(p.layer_experts, int64_t{8} * 3 * 4096 * 14336);
+  const int64_t expert_local = 8 / c.ep * 3 * 4096 * 14336 / c.tp;
+  // All-to-all buffer: top_k x cf = 2 routed copies of the b s h x 2-byte tokens (1/t of the
+  // sequence under SP): 2 x 2 x 4096 x 4096 = 64 MiB (/t).
+  const int64_t a2a = 2 * 2 * 4096 * 4096 / (c.sp ? c.tp : 1);
+  // Per layer and micro-batch: dispatch + combine in forward, their gradients in backward,
+  // and the forward's again under full recompute: 2 x (forward passes + 1).
+  const int64_t passes = c.recompute == Recompute::kFull ? 2 : 1;
+  const int64_t expert_dp = c.dp / c.ep;
+  double flops = 0;
+  for (const Schedule& sched : *out) {
+    const RankRole* role = &plan.roles.front();
+    for (const RankRole& r : plan.roles)
+      if (r.first_stage <= sched.stage && sched.stage <= r.last_stage) role = &r;
+    ExpectAgreesWithPlan(sched, plan, *role);
+    const int64_t layers = 32 / c.pp;
+    int64_t all_to_alls = 0, expert_sync = 0, expert_gathers = 0;
+    for (const Op& op : sched.ops) {
+      if (op.kind == OpKind::kCompute && op.phase != Phase::kOptimizer) flops += op.flops.count();
+      if (op.kind != OpKind::kCollective) continue;
+      if (op.collective == CollectiveKind::kAllToAll) {
+        EXPECT_EQ(op.axis, topology::Axis::kExpert);
+        EXPECT_EQ(op.group_size, c.ep);
+        EXPECT_EQ(op.buffer_bytes.count(), a2a);
+        // Each rank keeps 1/ep of its buffer and sends (ep - 1)/ep of it.
+        EXPECT_EQ(op.bytes.count(), a2a / c.ep * (c.ep - 1));
+        ++all_to_alls;
+      }
+      if (op.axis == topology::Axis::kData && op.group == GroupKind::kReplicaGroup) {
+        // The expert replica group: the dp / ep ranks with the same ep coordinate.
+        EXPECT_EQ(op.group_size, expert_dp);
+        (op.state == State::kGrads ? expert_sync : expert_gathers) += op.buffer_bytes.count();
+      }
+    }
+    EXPECT_EQ(all_to_alls, c.ep > 1 ? 2 * (passes + 1) * layers * m : 0) << sched.stage;
+    // Expert gradients, 2 bytes each, synchronized once per step over dp / ep ranks (none
+    // when ep = dp); ZeRO-1 gathers the updated expert params over the same group.
+    const bool zero1 = std::string(c.preset) == "zero1";
+    const bool split = c.ep > 1 && expert_dp > 1;  // ep = 1: bucketed with the dense grads
+    EXPECT_EQ(expert_sync, split ? layers * expert_local * 2 : 0);
+    EXPECT_EQ(expert_gathers, split && zero1 ? layers * expert_local * 2 : 0);
+  }
+  // dp x tp ranks run every stage: the compute FLOPs times that are the MoE-aware eq. 3.
+  EXPECT_NEAR(flops * c.dp * c.tp / plan.flops_per_iteration.count(), 1.0, 1e-12);
+}
+
+std::vector<MoeCase> MoeCases() {
+  std::vector<MoeCase> cases;
+  for (const char* preset : {"ddp", "zero1"}) {
+    for (int ep : {1, 2, 4, 8}) cases.push_back({preset, 8, ep, 1, 1, false, Recompute::kNone});
+  }
+  cases.push_back({"zero1", 4, 4, 2, 1, true, Recompute::kSelective});
+  cases.push_back({"ddp", 4, 2, 2, 1, false, Recompute::kFull});
+  cases.push_back({"ddp", 4, 2, 2, 2, false, Recompute::kFull});
+  cases.push_back({"zero1", 8, 8, 1, 2, false, Recompute::kNone});
+  cases.push_back({"zero1", 4, 2, 2, 2, true, Recompute::kFull});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedule, ExpertParallelTest, ::testing::ValuesIn(MoeCases()),
+                         [](const ::testing::TestParamInfo<MoeCase>& info) {
+                           const MoeCase& c = info.param;
+                           return fmt::format("{}_dp{}_ep{}_tp{}_pp{}{}_{}", c.preset, c.dp, c.ep,
+                                              c.tp, c.pp, c.sp ? "_sp" : "",
+                                              RecomputeName(c.recompute));
+                         });
+
+TEST(Schedule, MoeFlopsCountTopKTimesCapacityExpertMlps) {
+  // Mixtral 8x7B, one sequence of s = 4096 tokens, no recompute (3 passes per layer):
+  // eq. 3 plus, per layer and pass, (top_k x cf - 1) 16 s h^2 + 2 s h E
+  //   = (2 x 1.0 - 1) x 16 x 4096 x 4096^2 + 2 x 4096 x 4096 x 8.
+  TransformerSpec t = Model("mixtral-8x7b").transformer;
+  const double s = 4096, h = 4096, l = 32;
+  const double extra = 16 * s * h * h + 2 * s * h * 8;
+  TransformerSpec dense = t;
+  dense.experts = 0;
+  const double moe = MegatronFlopsPerIteration(t, 1, Recompute::kNone).count();
+  const double base = MegatronFlopsPerIteration(dense, 1, Recompute::kNone).count();
+  EXPECT_NEAR((moe - base) / (3 * l * extra), 1.0, 1e-12);
+  // Capacity factor 1.25 pads each expert's slots: 2.5 expert MLPs per token.
+  t.capacity_factor = 1.25;
+  const double padded = MegatronFlopsPerIteration(t, 1, Recompute::kFull).count();
+  const double base_full = MegatronFlopsPerIteration(dense, 1, Recompute::kFull).count();
+  EXPECT_NEAR((padded - base_full) / (4 * l * (1.5 * 16 * s * h * h + 2 * s * h * 8)), 1.0, 1e-12);
 }
 
 TEST(Schedule, RefusesUpFrontWhatWouldExceedTheOpLimit) {
