@@ -63,6 +63,8 @@ const char* CollectiveAlgorithmName(CollectiveAlgorithm a) {
       return "tree";
     case CollectiveAlgorithm::kHierarchical:
       return "hierarchical";
+    case CollectiveAlgorithm::kPairwise:
+      return "pairwise";
   }
   return "?";
 }
@@ -584,33 +586,35 @@ StatusOr<CommPlan> Runner::BuildPlan(const Op& op, const GroupLayout& layout,
   CommPlan plan;
   plan.algorithm = algorithm;
   switch (algorithm) {
+    case CollectiveAlgorithm::kPairwise: {
+      PLACESIM_CHECK(op.collective == CollectiveKind::kAllToAll);
+      CommPhase ph;
+      // Pairwise all-to-all: one phase in which every member sends S / N to each other
+      // member (N (N - 1) flows per group, one step each), as NCCL's all-to-all posts all
+      // its sends and receives at once. Each member's uplink carries (N - 1) / N S.
+      // The analytic model (no contention) charges each flow its sender's whole load,
+      // (N - 1) / N S, as the flows of one uplink share it (as for the tree).
+      ph.num = 1;
+      ph.den = n;
+      ph.analytic_num = n - 1;
+      ph.analytic_den = n;
+      ph.steps = 1;
+      for (const std::vector<VertexId>& members : layout.groups) {
+        for (VertexId from : members) {
+          for (VertexId to : members) {
+            if (from == to) continue;
+            ASSIGN_OR_RETURN(FlowPath f, PathBetween(from, to, what.c_str()));
+            ph.flows.push_back(std::move(f));
+          }
+        }
+      }
+      plan.phases.push_back(std::move(ph));
+      break;
+    }
     case CollectiveAlgorithm::kAuto:
     case CollectiveAlgorithm::kRing: {
       plan.algorithm = CollectiveAlgorithm::kRing;
       CommPhase ph;
-      if (op.collective == CollectiveKind::kAllToAll) {
-        // Pairwise all-to-all: one phase in which every member sends S / N to each other
-        // member (N (N - 1) flows per group, one step each), as NCCL's all-to-all posts all
-        // its sends and receives at once. Each member's uplink carries (N - 1) / N S.
-        // The analytic model (no contention) charges each flow its sender's whole load,
-        // (N - 1) / N S, as the flows of one uplink share it (as for the tree).
-        ph.num = 1;
-        ph.den = n;
-        ph.analytic_num = n - 1;
-        ph.analytic_den = n;
-        ph.steps = 1;
-        for (const std::vector<VertexId>& members : layout.groups) {
-          for (VertexId from : members) {
-            for (VertexId to : members) {
-              if (from == to) continue;
-              ASSIGN_OR_RETURN(FlowPath f, PathBetween(from, to, what.c_str()));
-              ph.flows.push_back(std::move(f));
-            }
-          }
-        }
-        plan.phases.push_back(std::move(ph));
-        break;
-      }
       ph.steps = RingSteps(op.collective, n);
       for (const std::vector<VertexId>& ring : layout.groups) {
         RETURN_IF_ERROR(AddRing(ring, what.c_str(), ph));
@@ -729,6 +733,15 @@ Status Runner::ResolveCollective(const Lane& lane, int32_t i) {
   const bool hierarchical_ok = reducible && layout->multi_node && !layout->per_node.empty();
   const bool tree_ok = reducible && op.collective == CollectiveKind::kAllReduce;
   CollectiveAlgorithm want = opt_.algorithm;
+  if (op.collective == CollectiveKind::kAllToAll) {
+    ASSIGN_OR_RETURN(const CommPlan* pairwise,
+                     PlanOf(stage, op, *layout, CollectiveAlgorithm::kPairwise));
+    bool moves = false;
+    for (const CommPhase& ph : pairwise->phases) moves |= !ph.flows.empty();
+    plan_[static_cast<size_t>(i)] = moves ? pairwise : nullptr;
+    return Status();
+  }
+  if (want == CollectiveAlgorithm::kPairwise) want = CollectiveAlgorithm::kAuto;
   if ((want == CollectiveAlgorithm::kTree && !tree_ok) ||
       (want == CollectiveAlgorithm::kHierarchical && !hierarchical_ok)) {
     want = CollectiveAlgorithm::kAuto;

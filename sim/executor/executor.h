@@ -45,7 +45,7 @@
 //              op's per-device ring volume (2(N-1)/N S for all-reduce, (N-1)/N S for
 //              reduce-scatter and all-gather), k = 2(N-1) for all-reduce, N-1 otherwise. So an
 //              uncontended ring all-reduce over one NVSwitch takes 2(N-1) alpha + 2(N-1)/N S / B.
-//     all-to-all  one phase, pairwise: N (N-1) flows per group, g_i -> g_j for every i != j,
+//     pairwise all-to-all only: one phase, N (N-1) flows per group, g_i -> g_j for every i != j,
 //              each carrying S/N in one step (k = 1), as NCCL posts all of an all-to-all's
 //              sends at once. Each GPU's uplink carries its N-1 outgoing flows, (N-1)/N S in all,
 //              so on one NVSwitch node the flow model gives alpha + (N-1)/N S / B (the flows of
@@ -86,7 +86,7 @@
 //              beats 2 S / B_nic). ExecutorOptions::algorithm forces one; an algorithm that
 //              does not apply to the op or group (tree for a reduce-scatter, hierarchical in
 //              one node) falls back to kAuto's choice. Send-recv without a peer stage and
-//              broadcast use the ring; all-to-all is always pairwise (reported as ring).
+//              broadcast use the ring; all-to-all is always pairwise (kPairwise).
 //              Groups of one rank, and empty buffers, finish at once.
 //   Network    kFlow: the FlowNetwork (max-min fair sharing, flow_network.h) over every
 //              directed link of the cluster; kAnalytic: a phase takes the longest of its flows
@@ -170,7 +170,7 @@ namespace placesim::sim {
 inline constexpr int kNumMemoryTags = 8;            // strategies::MemoryTag values
 inline constexpr int kNumCollectiveKinds = 6;       // strategies::CollectiveKind values
 inline constexpr int kNumLinkKinds = 5;             // topology::LinkKind values
-inline constexpr int kNumCollectiveAlgorithms = 4;  // CollectiveAlgorithm values
+inline constexpr int kNumCollectiveAlgorithms = 5;  // CollectiveAlgorithm values
 
 struct ExecutorOptions {
   NetworkModel network = NetworkModel::kFlow;

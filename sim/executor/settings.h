@@ -24,6 +24,7 @@ enum class CollectiveAlgorithm {
   kTree,          // double binary tree (all-reduce only; other kinds use kAuto's choice)
   kHierarchical,  // intra-node, then per rail across nodes (multi-node groups with the same
                   // number of members on every node; others use the ring)
+  kPairwise,      // all-to-all only, and always: every member sends S/N to each other at once
 };
 const char* CollectiveAlgorithmName(CollectiveAlgorithm a);  // "auto", "ring", "tree", ...
 

@@ -155,13 +155,19 @@ TEST(Executor, AllToAllOnOneNvSwitchNodeIsOnePairwisePhase) {
     EXPECT_EQ(r->step_time, expected) << NetworkModelName(model);
     EXPECT_EQ(r->collective_bytes[Idx(CollectiveKind::kAllToAll)], MB(875));
     EXPECT_EQ(r->collective_calls[Idx(CollectiveKind::kAllToAll)], 1);
+    EXPECT_EQ(r->algorithm_calls[Idx(CollectiveKind::kAllToAll)]
+                                [static_cast<size_t>(CollectiveAlgorithm::kPairwise)],
+              1);
   }
   // ep = 4 on dp = 8: two groups of 4 consecutive dp ranks run at once, each GPU in one of
   // them: 3 flows of S/4 per uplink, time = alpha + 3/4 S / B.
+  // A forced algorithm does not apply to it: still pairwise.
   ctx.mesh.ep = 4;
   op.group_size = 4;
   op.bytes = MB(750);
-  StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, {});
+  ExecutorOptions ring;
+  ring.algorithm = CollectiveAlgorithm::kRing;
+  StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, ring);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->step_time, Microseconds(1) + DrainTime(0.75e9, 450e9));
 }

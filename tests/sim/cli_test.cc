@@ -267,6 +267,8 @@ TEST(SimulateCommand, ExpertParallelScenariosAreSimulated) {
                           "model.top_k=2", "--set", "strategy.ep=2"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("all-to-all"));
+  EXPECT_THAT(r.out, HasSubstr("16 calls"));
+  EXPECT_THAT(r.out, HasSubstr("(16 pairwise)"));
 }
 
 TEST(SimulateCommand, ExpertParallelScenariosWithGatheredParamsAreRefusedWithTheReason) {
