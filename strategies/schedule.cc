@@ -755,7 +755,10 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         before = B.Add(router, {gate, before});
         gate = -1;
       }
-      const int32_t work = B.Add(experts, {gate, all_to_all(before)});
+      // Without ep the experts read the router's output on the same stream (forward).
+      const int32_t work = B.Add(experts, {gate, ep > 1     ? all_to_all(before)
+                                                 : backward ? before
+                                                            : -1});
       int32_t out = all_to_all(work);
       *compute = work;
       if (backward) out = *compute = B.Add(router, {out == work ? -1 : out});

@@ -45,8 +45,8 @@
 //              op's per-device ring volume (2(N-1)/N S for all-reduce, (N-1)/N S for
 //              reduce-scatter and all-gather), k = 2(N-1) for all-reduce, N-1 otherwise. So an
 //              uncontended ring all-reduce over one NVSwitch takes 2(N-1) alpha + 2(N-1)/N S / B.
-//     pairwise all-to-all only: one phase, N (N-1) flows per group, g_i -> g_j for every i != j,
-//              each carrying S/N in one step (k = 1), as NCCL posts all of an all-to-all's
+//     pairwise  all-to-all only: one phase, N (N-1) flows per group, g_i -> g_j for every
+//              i != j, each carrying S/N in one step (k = 1), as NCCL posts all of an all-to-all's
 //              sends at once. Each GPU's uplink carries its N-1 outgoing flows, (N-1)/N S in all,
 //              so on one NVSwitch node the flow model gives alpha + (N-1)/N S / B (the flows of
 //              an uplink share it equally and finish together); across nodes the flows that

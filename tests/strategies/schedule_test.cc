@@ -610,6 +610,43 @@ INSTANTIATE_TEST_SUITE_P(Schedule, ExpertParallelTest, ::testing::ValuesIn(MoeCa
                                               RecomputeName(c.recompute));
                          });
 
+TEST(Schedule, MoeLayerDispatchesAndCombinesAroundItsExperts) {
+  // mixtral-8x7b, DDP, dp = ep = 8, one micro-batch: layer 0's forward is attention, router,
+  // dispatch, experts, combine; its backward-input the combine's gradient, experts, the
+  // dispatch's gradient, router, attention. Layer 1's attention reads layer 0's combine.
+  const StrategySpec strategy = *ExpandStrategyPreset("ddp", {.dp = 8, .ep = 8}, 8);
+  StatusOr<std::vector<Schedule>> out =
+      BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, 8), strategy, MakeCluster(1));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const Schedule& sched = out->front();
+  const auto sequence = [&](int32_t layer, Phase phase) {
+    std::vector<std::string> kinds;
+    for (const Op& op : sched.ops) {
+      if (op.layer != layer || op.phase != phase) continue;
+      if (op.kind == OpKind::kCompute) kinds.push_back("compute");
+      if (op.kind == OpKind::kCollective) kinds.push_back(CollectiveKindName(op.collective));
+    }
+    return kinds;
+  };
+  EXPECT_EQ(
+      sequence(0, Phase::kForward),
+      (std::vector<std::string>{"compute", "compute", "all-to-all", "compute", "all-to-all"}));
+  EXPECT_EQ(
+      sequence(0, Phase::kBackwardInput),
+      (std::vector<std::string>{"all-to-all", "compute", "all-to-all", "compute", "compute"}));
+  int32_t combine = -1;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    const Op& op = sched.ops[i];
+    if (op.layer == 0 && op.phase == Phase::kForward && op.kind == OpKind::kCollective)
+      combine = static_cast<int32_t>(i);
+    if (op.layer == 1 && op.phase == Phase::kForward && op.kind == OpKind::kCompute) {
+      const std::span<const int32_t> deps = sched.DepsOf(i);
+      EXPECT_NE(std::find(deps.begin(), deps.end(), combine), deps.end());
+      break;
+    }
+  }
+}
+
 TEST(Schedule, MoeFlopsCountTopKTimesCapacityExpertMlps) {
   // Mixtral 8x7B, one sequence of s = 4096 tokens, no recompute (3 passes per layer):
   // eq. 3 plus, per layer and pass, (top_k x cf - 1) 16 s h^2 + 2 s h E
