@@ -55,8 +55,9 @@ struct Row {
   Duration step() const { return simulated_step ? *simulated_step : screened->estimate.total; }
 };
 
-// What the executor replays: data, tensor, pipeline and context parallelism (not expert).
-bool Replayable(const topology::MeshShape& m) { return m.ep == 1; }
+// Every candidate is offered to the simulator; what it does not replay (expert parallelism
+// under ZeRO-2/3, offload or cp, or a schedule over the op limit) keeps its estimate.
+bool Replayable(const topology::MeshShape&) { return true; }
 
 // Tier 2: simulates the replayable rows among the first `k` (see search.h).
 void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, int64_t jobs,
@@ -213,7 +214,7 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
   }
   out += fmt::format(
       "{} feasible of {} candidates; step time simulated for {} of the top {} "
-      "(ep = 1), estimated for the rest\n",
+      "(the rest: estimated)\n",
       doc.at("feasible").get<int64_t>(), doc.at("candidates").get<int64_t>(),
       doc.at("simulated").get<int64_t>(), doc.at("simulate_top").get<int64_t>());
   for (const auto& r : rows) {
@@ -242,7 +243,7 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("FIELD=VALUE: pin a searched knob (repeatable); fields: " +
        JoinNames(strategies::SearchFieldNames()))
           .c_str())("simulate-top", po::value<int64_t>(&a.simulate_top)->default_value(32),
-                    "simulate the best K by estimate (all but expert parallelism); 0 = none")(
+                    "simulate the best K by estimate; 0 = none")(
       "network", po::value<std::string>(&a.network)->default_value("analytic"),
       "network model of the tier-2 simulations: analytic (alpha-beta, no contention; a "
       "pipelined step in about 2 s), flow (max-min contention, about twice as long), or "

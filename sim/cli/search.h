@@ -12,7 +12,7 @@
 // training.recompute=full); a value outside the space exits 2 with the valid values.
 //
 // Tier 2: the best K (--simulate-top, default 32) by estimate are simulated with SimulateStep
-// when the executor replays them (every mesh but expert parallelism, ep = 1), on the
+// when the executor replays them (a row it refuses keeps its estimate), on the
 // analytic network by default (--network flow for contention; about twice as long); the
 // others keep their estimate, and every row says which ("simulated" or "estimated"). The
 // output ranks by step time (simulated where available, else estimated) and shows the best
