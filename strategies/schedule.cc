@@ -565,8 +565,9 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     // exchanges and parts. The step: allocs, optimizer, per part a copy back and an
     // all-gather.
     const bool each = g_sharded || options.sync_grads_every_micro_batch;
-    const double per_layer =
-        (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(cp - 1) + (moe ? 15.0 : 0.0);
+    const double per_layer = (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(cp - 1) +
+                             (moe ? 15.0 : 0.0) +
+                             (options.tp_comm_overlap ? 18.0 * static_cast<double>(tp) : 0.0);
     const double bound = M * (per_layer * L + 11.0 * U + 11.0 + 4.0 * v) +
                          (K + 1.0) * 5.0 * (each ? M : 1.0) + 2.0 * (K + 1.0 + U) + 20.0;
     if (bound > static_cast<double>(kMaxScheduleOps)) {
@@ -675,9 +676,10 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     }
 
     const auto tp_collective = [&](CollectiveKind kind, Phase phase, int32_t layer, int32_t unit,
-                                   int32_t mb, std::initializer_list<int32_t> deps) {
-      Op op =
-          CollectiveOp(kind, State::kActivations, GroupKind::kAxis, tp, tp_buffer, phase, unit, mb);
+                                   int32_t mb, std::initializer_list<int32_t> deps,
+                                   Bytes buffer = Bytes::Zero()) {
+      Op op = CollectiveOp(kind, State::kActivations, GroupKind::kAxis, tp,
+                           buffer.count() > 0 ? buffer : tp_buffer, phase, unit, mb);
       op.axis = Axis::kTensor;
       op.layer = layer;
       return B.Add(op, deps);
@@ -720,13 +722,46 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     };
     const auto tp_block = [&](const Op& work, int32_t gate, int32_t chain, int32_t* compute,
                               bool holds_attention = false) {
+      const CollectiveKind closing =
+          sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+      if (options.tp_comm_overlap && !(holds_attention && cp > 1)) {
+        // Chunked (ScheduleOptions::tp_comm_overlap): tp chunks of the work and of every
+        // collective, split exactly (remainders spread by Split).
+        const std::vector<int64_t> ones(static_cast<size_t>(tp), 1);
+        const std::vector<int64_t> buffers = Split(tp_buffer.count(), ones);
+        const std::vector<int64_t> reads = Split(work.bytes_read.count(), ones);
+        const std::vector<int64_t> writes = Split(work.bytes_written.count(), ones);
+        const std::vector<int64_t> streamed = Split(work.elementwise_bytes.count(), ones);
+        std::vector<int32_t> gathers(static_cast<size_t>(tp), -1);
+        if (sp) {
+          for (size_t k = 0; k < gathers.size(); ++k) {
+            gathers[k] =
+                tp_collective(CollectiveKind::kAllGather, work.phase, work.layer, work.unit,
+                              work.micro_batch, {k == 0 ? chain : -1}, Bytes::Count(buffers[k]));
+          }
+        }
+        int32_t close = -1;
+        for (size_t k = 0; k < gathers.size(); ++k) {
+          Op part = work;
+          part.flops = Flops::Count(work.flops.count() / static_cast<double>(tp));
+          part.bytes_read = Bytes::Count(reads[k]);
+          part.bytes_written = Bytes::Count(writes[k]);
+          part.elementwise_bytes = Bytes::Count(streamed[k]);
+          const int32_t input = sp ? gathers[k] : (k == 0 ? chain : -1);
+          *compute = holds_attention ? attention(part, k == 0 ? gate : -1, input)
+                                     : B.Add(part, {k == 0 ? gate : -1, input});
+          close = tp_collective(closing, work.phase, work.layer, work.unit, work.micro_batch,
+                                {*compute}, Bytes::Count(buffers[k]));
+        }
+        return close;
+      }
       int32_t before = chain;
       if (sp)
         before = tp_collective(CollectiveKind::kAllGather, work.phase, work.layer, work.unit,
                                work.micro_batch, {chain});
       *compute = holds_attention ? attention(work, gate, before) : B.Add(work, {gate, before});
-      return tp_collective(sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                           work.phase, work.layer, work.unit, work.micro_batch, {*compute});
+      return tp_collective(closing, work.phase, work.layer, work.unit, work.micro_batch,
+                           {*compute});
     };
     // A mixture-of-experts layer's MLP block (experts > 1), in place of tp_block's: forward
     // and full recompute run [SP all-gather], the router, the dispatch all-to-all over the ep

@@ -256,6 +256,15 @@ struct ScheduleOptions {
   // Replicated gradients: synchronize after every micro-batch instead of only after the last
   // (DDP without no_sync).
   bool sync_grads_every_micro_batch = false;
+  // Tensor-parallel communication overlapped with compute (Megatron-LM's --tp-comm-overlap,
+  // Transformer Engine's chunked GEMMs): each tensor-parallel block runs in tp chunks of its
+  // sequence. Under sequence parallelism the chunks' all-gathers are issued first, each chunk
+  // computes as soon as its own has arrived, and each chunk's reduce-scatter follows its
+  // compute; without it, each chunk's all-reduce follows its compute. The next block waits
+  // for the last chunk's collective, so only the first all-gather and the last closing
+  // collective stay exposed. Volumes are unchanged (tp collectives of 1/tp the buffer each).
+  // Blocks holding ring attention (cp > 1) are not chunked.
+  bool tp_comm_overlap = false;
 };
 
 // The most ops one schedule may hold. A step's ops grow with micro-batches × (layers + units

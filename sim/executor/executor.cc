@@ -76,6 +76,7 @@ ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) 
   o.schedule.bucket_bytes = settings.gradient_bucket_size;
   o.schedule.prefetch_depth = settings.prefetch_depth;
   o.schedule.sync_grads_every_micro_batch = settings.sync_grads_every_micro_batch;
+  o.schedule.tp_comm_overlap = settings.tp_comm_overlap;
   return o;
 }
 

@@ -40,6 +40,8 @@ struct SimulationSettings {
   int prefetch_depth = 1;
   // Synchronize replicated gradients after every micro-batch (DDP without no_sync).
   bool sync_grads_every_micro_batch = false;
+  // Chunked tensor-parallel blocks whose collectives overlap the next chunk's compute.
+  bool tp_comm_overlap = false;
 };
 
 }  // namespace placesim::sim

@@ -984,5 +984,57 @@ TEST(PipelineSchedule, AnExplicitSplitMustCoverTheLayersOnce) {
   EXPECT_THAT(plan.status().message(), HasSubstr("every stage needs at least 1 layer"));
 }
 
+TEST(Schedule, TensorParallelOverlapChunksEveryBlockAndKeepsTheVolumes) {
+  // With tp_comm_overlap each tensor-parallel block runs in tp chunks, each with a collective
+  // of 1/tp of the b s h x 2 buffer: t times the collectives, the same bytes, and every stage
+  // still agrees with the plan to the byte. Without sequence parallelism a chunk's compute
+  // waits for nothing but the block's input; under it, for its own chunk's all-gather.
+  const ModelSpec model = Gpt32l(51200, 1024);
+  for (bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sp" : "no sp");
+    StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .tp = 4}, 8);
+    TrainingSpec training = MakeTraining(1, 4);
+    training.sequence_parallel = sp;
+    const Plan plan = *Analyze(model, training, strategy, MakeCluster(1));
+    ScheduleOptions plain, overlap;
+    overlap.tp_comm_overlap = true;
+    const Schedule a = BuildSchedules(model, training, strategy, MakeCluster(1), plain)->front();
+    const Schedule b = BuildSchedules(model, training, strategy, MakeCluster(1), overlap)->front();
+    ExpectAgreesWithPlan(b, plan);
+    const auto tp_ops = [](const Schedule& sched, CollectiveKind kind) {
+      int64_t n = 0, buffers = 0;
+      for (const Op& op : sched.ops) {
+        if (op.kind != OpKind::kCollective || op.axis != topology::Axis::kTensor ||
+            op.collective != kind || op.layer < 0)
+          continue;
+        ++n;
+        buffers += op.buffer_bytes.count();
+      }
+      return std::pair{n, buffers};
+    };
+    const CollectiveKind closing = sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+    const auto [n_plain, bytes_plain] = tp_ops(a, closing);
+    const auto [n_overlap, bytes_overlap] = tp_ops(b, closing);
+    EXPECT_EQ(n_overlap, 4 * n_plain);
+    EXPECT_EQ(bytes_overlap, bytes_plain);
+    // Only a block's first chunk waits on a closing collective (the previous block's last):
+    // as many compute ops depend on one as without chunks, where each block's single compute
+    // does.
+    const auto waits_on_closing = [&](const Schedule& sched) {
+      int64_t n = 0;
+      for (size_t i = 0; i < sched.ops.size(); ++i) {
+        if (sched.ops[i].kind != OpKind::kCompute) continue;
+        for (int32_t d : sched.DepsOf(i)) {
+          const Op& dep = sched.ops[static_cast<size_t>(d)];
+          n += dep.kind == OpKind::kCollective && dep.axis == topology::Axis::kTensor &&
+               dep.collective == closing;
+        }
+      }
+      return n;
+    };
+    EXPECT_EQ(waits_on_closing(b), waits_on_closing(a));
+  }
+}
+
 }  // namespace
 }  // namespace placesim::strategies

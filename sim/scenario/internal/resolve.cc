@@ -745,6 +745,7 @@ class Resolver {
     InRange("simulation.prefetch_depth", out.prefetch_depth, 0, 64);
     out.sync_grads_every_micro_batch =
         sim.has_sync_grads_every_micro_batch() && sim.sync_grads_every_micro_batch();
+    out.tp_comm_overlap = sim.has_tp_comm_overlap() && sim.tp_comm_overlap();
   }
 
   // ---------------------------------------------------------------------------- strategy
