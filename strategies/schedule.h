@@ -36,8 +36,9 @@
 //                  with sequence parallelism opens with an all-gather and closes with a
 //                  reduce-scatter of that buffer (Korthikanti et al. 2022). The compute that
 //                  reads a collective's result depends on it, so tp communication sits on the
-//                  critical path (no TP-comm overlap), except the backward's last one, which
-//                  overlaps the layer's backward-weight GEMM. The vocab-parallel embedding's
+//                  critical path (unless ScheduleOptions::tp_comm_overlap chunks the blocks),
+//                  except the backward's last one, which overlaps the layer's backward-weight
+//                  GEMM. The vocab-parallel embedding's
 //                  output is all-reduced (SP: reduce-scattered) once per forward pass, full
 //                  recompute's included, as the plan counts it.
 //   pipeline       pp > 1: stage i holds L / p layers in v chunks (v = virtual_stages under
