@@ -1036,5 +1036,31 @@ TEST(Schedule, TensorParallelOverlapChunksEveryBlockAndKeepsTheVolumes) {
   }
 }
 
+TEST(Schedule, RingAttentionPassesKeyAndValueAroundTheCpRing) {
+  // cp 2 on the 32-layer GPT (h 4096, 32 heads, no grouped KV: kv width = h), s = 1024, b = 1:
+  // each rank holds s / cp = 512 tokens, and each ring exchange sends its K and V for them,
+  // 2 x b x 512 x 4096 x 2 bytes = 8,388,608 B, to the next cp rank. An attention pass takes
+  // cp - 1 = 1 exchange in forward and 2 (cp - 1) = 2 in backward (K/V again, and their
+  // gradients): 3 per layer and micro-batch without recompute, 4 with full recompute (the
+  // forward again). dp 2, global batch 4: m = 2.
+  const ModelSpec model = Gpt32l(51200, 1024);
+  const StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .cp = 2}, 8);
+  for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
+    TrainingSpec training = MakeTraining(1, 4);
+    training.recompute = r;
+    const Schedule sched = BuildSchedules(model, training, strategy, MakeCluster(1, 4))->front();
+    int64_t exchanges = 0;
+    for (const Op& op : sched.ops) {
+      if (op.kind != OpKind::kCollective || op.axis != topology::Axis::kContext) continue;
+      ++exchanges;
+      EXPECT_EQ(op.collective, CollectiveKind::kSendRecv);
+      EXPECT_EQ(op.group_size, 2);
+      EXPECT_EQ(op.buffer_bytes.count(), 8'388'608);
+      EXPECT_EQ(op.bytes.count(), 8'388'608);  // a send moves its buffer
+    }
+    EXPECT_EQ(exchanges, (r == Recompute::kFull ? 4 : 3) * 32 * 2) << RecomputeName(r);
+  }
+}
+
 }  // namespace
 }  // namespace placesim::strategies
