@@ -5,6 +5,18 @@
 
 namespace placesim::strategies {
 
+namespace {
+
+// Forwards the interleaved schedule runs before its first backward on `stage`: (p - stage -
+// 1) 2 + (v - 1) p, or all m v when m = p (Megatron-LM's all-warm-up case).
+int64_t InterleavedWarmup(int p, int v, int64_t m, int stage) {
+  const int64_t total = m * v;
+  if (m == p) return total;
+  return std::min<int64_t>(int64_t{p - stage - 1} * 2 + int64_t{v - 1} * p, total);
+}
+
+}  // namespace
+
 std::vector<PipelinePass> PipelineOrder(PipelineSchedule schedule, int p, int v, int64_t m,
                                         int stage, int64_t limit) {
   std::vector<PipelinePass> out;
@@ -53,8 +65,7 @@ std::vector<PipelinePass> PipelineOrder(PipelineSchedule schedule, int p, int v,
     if (backward) chunk = v - 1 - chunk;
     return PipelinePass{backward, static_cast<int32_t>((k / group) * p + in_group % p), chunk};
   };
-  const int64_t warmup =
-      m == p ? total : std::min<int64_t>(int64_t{p - stage - 1} * 2 + int64_t{v - 1} * p, total);
+  const int64_t warmup = InterleavedWarmup(p, v, m, stage);
   int64_t f = 0, b = 0;
   for (; f < warmup; ++f) {
     if (!push(pass(f, false))) return out;
@@ -74,9 +85,7 @@ int64_t PipelinePeakHorizon(PipelineSchedule schedule, int p, int v, int64_t m, 
   if (schedule == PipelineSchedule::kGpipe) return std::min(total, m + 1);
   if (schedule == PipelineSchedule::k1F1B || v <= 1)
     return std::min(total, 2 * std::min<int64_t>(p - stage, m) + 2);
-  const int64_t warmup =
-      m == p ? m * v : std::min<int64_t>(int64_t{p - stage - 1} * 2 + int64_t{v - 1} * p, m * v);
-  return std::min(total, warmup + 4 * int64_t{p} * v + 2);
+  return std::min(total, InterleavedWarmup(p, v, m, stage) + 4 * int64_t{p} * v + 2);
 }
 
 }  // namespace placesim::strategies

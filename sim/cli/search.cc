@@ -55,18 +55,13 @@ struct Row {
   Duration step() const { return simulated_step ? *simulated_step : screened->estimate.total; }
 };
 
-// Every candidate is offered to the simulator; what it does not replay (expert parallelism
-// under ZeRO-2/3, offload or cp, or a schedule over the op limit) keeps its estimate.
-bool Replayable(const topology::MeshShape&) { return true; }
-
-// Tier 2: simulates the replayable rows among the first `k` (see search.h).
+// Tier 2: simulates the first `k` rows (see search.h). A row the simulator refuses (expert
+// parallelism under ZeRO-2/3, offload or cp, or a schedule over the op limit) keeps its
+// estimate.
 void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, int64_t jobs,
                  const std::string& network, std::ostream& err) {
-  std::vector<size_t> picks;
-  for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < k; ++i) {
-    if (Replayable(rows[i].screened->candidate.mesh)) picks.push_back(i);
-  }
-  if (picks.empty()) return;
+  const size_t picks = std::min(rows.size(), static_cast<size_t>(std::max<int64_t>(k, 0)));
+  if (picks == 0) return;
   StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario.cluster);
   if (!cluster.ok()) {
     PrintMessage(err, "search",
@@ -74,12 +69,11 @@ void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, in
     return;
   }
   ExecutorOptions options = ExecutorOptionsFromSettings(scenario.simulation);
-  if (network == "analytic") options.network = NetworkModel::kAnalytic;
-  if (network == "flow") options.network = NetworkModel::kFlow;
+  if (const std::optional<NetworkModel> model = NetworkOverride(network)) options.network = *model;
   std::atomic<size_t> next{0};
   auto work = [&]() {
-    for (size_t i = next.fetch_add(1); i < picks.size(); i = next.fetch_add(1)) {
-      Row& row = rows[picks[i]];
+    for (size_t i = next.fetch_add(1); i < picks; i = next.fetch_add(1)) {
+      Row& row = rows[i];
       const strategies::Candidate& c = row.screened->candidate;
       StatusOr<strategies::StrategySpec> strategy =
           strategies::CandidateStrategy(c, scenario.cluster);
@@ -99,7 +93,7 @@ void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, in
     }
   };
   const size_t threads = static_cast<size_t>(
-      std::max<int64_t>(1, std::min<int64_t>(jobs, static_cast<int64_t>(picks.size()))));
+      std::max<int64_t>(1, std::min<int64_t>(jobs, static_cast<int64_t>(picks))));
   std::vector<std::thread> workers;
   for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
   work();
@@ -272,9 +266,10 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
     errors.AddLine(fmt::format("--simulate-top: {}: must be >= 0", a.simulate_top));
   }
   if (a.top < 1) errors.AddLine(fmt::format("--top: {}: must be >= 1", a.top));
-  if (a.network != "analytic" && a.network != "flow" && a.network != "scenario") {
-    errors.AddLine(fmt::format(
-        "--network: \"{}\": unknown network model; valid: analytic, flow, scenario", a.network));
+  const std::vector<std::string>& networks = NetworkChoices();
+  if (std::find(networks.begin(), networks.end(), a.network) == networks.end()) {
+    errors.AddLine(fmt::format("--network: \"{}\": unknown network model; valid: {}", a.network,
+                               JoinNames(networks)));
   }
   StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
   if (!scenario.ok()) {

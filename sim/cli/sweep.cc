@@ -604,7 +604,7 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!ParseArgs("sweep", args, desc, pos, err)) return kExitBadInput;
   if (!CheckChoice("sweep", "format", a.format, {"table", "csv", "json"}, err) ||
       !CheckChoice("sweep", "mode", a.mode, {"analyze", "simulate"}, err) ||
-      !CheckChoice("sweep", "network", a.network, {"scenario", "flow", "analytic"}, err)) {
+      !CheckChoice("sweep", "network", a.network, NetworkChoices(), err)) {
     return kExitBadInput;
   }
   if (a.jobs < 0 || a.jobs > 4096) {
@@ -697,8 +697,7 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostre
   ctx.base = &*base;
   ctx.axes = &axes;
   ctx.simulate = a.mode == "simulate";
-  if (a.network == "analytic") ctx.network = NetworkModel::kAnalytic;
-  if (a.network == "flow") ctx.network = NetworkModel::kFlow;
+  ctx.network = NetworkOverride(a.network);
   std::vector<Json> points = RunPoints(ctx, indices, jobs, err);
 
   Json doc;

@@ -136,6 +136,13 @@ int* CoordOf(topology::MeshCoord& c, Axis a) {
   return nullptr;
 }
 
+// A dp collective that spans cp groups the joint (dp, cp) axis (Op::spans_context).
+bool JointAxis(const Op& op) { return op.spans_context && op.axis == Axis::kData; }
+
+// The axis part of the group and plan cache keys: the op's axis, the joint (dp, cp) axis
+// apart from dp's.
+int AxisKey(const Op& op) { return JointAxis(op) ? topology::kNumAxes : static_cast<int>(op.axis); }
+
 // One flow of a collective or copy: its route on the network and what it costs alone.
 struct FlowPath {
   std::vector<LinkIndex> links;
@@ -430,10 +437,9 @@ StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& expert_or
   }
   const Op& op = expert ? on_dp : expert_or_op;
   // A dp group that spans cp lives on the joint (dp, cp) axis, cp innermost.
-  const bool joint = op.spans_context && op.axis == Axis::kData;
-  const auto key =
-      std::make_tuple(static_cast<int>(stage), static_cast<int>(op.axis) + (joint ? 16 : 0),
-                      static_cast<int>(op.group), static_cast<int>(op.group_size));
+  const bool joint = JointAxis(op);
+  const auto key = std::make_tuple(static_cast<int>(stage), AxisKey(op), static_cast<int>(op.group),
+                                   static_cast<int>(op.group_size));
   if (auto it = layouts_.find(key); it != layouts_.end()) return &it->second;
   const int axis_size = ctx_.mesh.size(op.axis) * (joint ? ctx_.mesh.cp : 1);
   const auto coord = [&](const topology::MeshCoord& c) {
@@ -528,11 +534,9 @@ StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& expert_or
 
 StatusOr<const CommPlan*> Runner::PlanOf(int32_t stage, const Op& op, const GroupLayout& layout,
                                          CollectiveAlgorithm algorithm) {
-  const bool joint = op.spans_context && op.axis == Axis::kData;
-  const auto key =
-      std::make_tuple(static_cast<int>(stage), static_cast<int>(op.axis) + (joint ? 16 : 0),
-                      static_cast<int>(op.group), static_cast<int>(op.group_size),
-                      static_cast<int>(op.collective), static_cast<int>(algorithm));
+  const auto key = std::make_tuple(static_cast<int>(stage), AxisKey(op), static_cast<int>(op.group),
+                                   static_cast<int>(op.group_size), static_cast<int>(op.collective),
+                                   static_cast<int>(algorithm));
   if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
   ASSIGN_OR_RETURN(CommPlan plan, BuildPlan(op, layout, algorithm));
   if (!layout.unreplayed.empty()) {
