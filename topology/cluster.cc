@@ -73,6 +73,12 @@ void ClusterData::Finalize() {
     in_links[in_next[links[i].to.value]++] = static_cast<int32_t>(i);
     out_links[out_next[links[i].from.value]++] = static_cast<int32_t>(i);
   }
+  in_from.resize(links.size());
+  for (size_t k = 0; k < in_links.size(); ++k) {
+    in_from[k] = links[static_cast<size_t>(in_links[k])].from.value;
+  }
+  vertex_node.resize(n);
+  for (size_t v = 0; v < n; ++v) vertex_node[v] = graph[v].node;
 }
 
 }  // namespace internal

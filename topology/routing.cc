@@ -136,11 +136,13 @@ class Router::Search {
       if (settled_[v] == epoch_ || cost_[v] < c) continue;
       settled_[v] = epoch_;
       if (v == src) return true;
+      // Once src is reached, a vertex whose own cost already has as many transits and hops
+      // as src's best so far cannot lie on a better path: src is at least one hop further.
+      if (reached_[src] == epoch_ && CannotImprove(c, cost_[src])) continue;
       for (int32_t k = g_.in_begin[v]; k < g_.in_begin[v + 1]; ++k) {
-        const int32_t l = g_.in_links[k];
-        const int32_t u = g_.links[l].from.value;
+        const int32_t u = g_.in_from[k];
         if (settled_[u] == epoch_ || Foreign(u)) continue;
-        const Cost nc = Extend(v, dst, l);
+        const Cost nc = Extend(v, dst, g_.in_links[k]);
         if (reached_[u] != epoch_ || nc < cost_[u]) {
           cost_[u] = nc;
           reached_[u] = epoch_;
@@ -152,9 +154,15 @@ class Router::Search {
     return false;
   }
 
+  // True when every path src -> v -> dst costs more than `best`: it has at least c's
+  // transits and one hop more than c, and the metric compares transits, then hops.
+  static bool CannotImprove(const Cost& c, const Cost& best) {
+    return c.transits > best.transits || (c.transits == best.transits && c.hops >= best.hops);
+  }
+
   bool Foreign(int32_t v) const {
     if (!prune_) return false;
-    const int node = g_.graph[v].node;
+    const int node = g_.vertex_node[static_cast<size_t>(v)];
     return node >= 0 && node != src_node_ && node != dst_node_;
   }
 

@@ -61,9 +61,10 @@ StatusOr<FlowNetwork> FlowNetwork::Create(std::vector<LinkSpec> links) {
 
 FlowNetwork::FlowNetwork(std::vector<LinkSpec> links) {
   links_.resize(links.size());
+  latency_ps_.resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) {
     links_[i].capacity = links[i].capacity.bytes_per_second();
-    links_[i].latency_ps = links[i].latency.picoseconds();
+    latency_ps_[i] = links[i].latency.picoseconds();
   }
 }
 
@@ -84,7 +85,7 @@ Duration FlowNetwork::RouteLatency(std::span<const LinkIndex> route) const {
   int64_t ps = 0;
   for (LinkIndex l : route) {
     PLACESIM_CHECK(l < links_.size());
-    ps = SaturatingAdd(ps, links_[l].latency_ps);
+    ps = SaturatingAdd(ps, latency_ps_[l]);
   }
   return Duration::Picoseconds(ps);
 }
@@ -126,7 +127,7 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
   for (LinkIndex l : route) {
     PLACESIM_CHECK(l < links_.size());
     f.hops.push_back(Hop{l, 0});
-    latency_ps = SaturatingAdd(latency_ps, links_[l].latency_ps);
+    latency_ps = SaturatingAdd(latency_ps, latency_ps_[l]);
   }
   f.size = size.count();
   f.remaining = static_cast<double>(f.size);
@@ -242,9 +243,12 @@ void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
       link.crossings[hop.pos] = moved;
       flows_[moved.slot].hops[moved.hop].pos = hop.pos;
       link.crossings.pop_back();
-      if (link.crossings.empty()) link.busy_ps += now_ps_ - link.busy_since_ps;
-      // Every link is a seed: removing the flow may split its component in several.
-      dirty_links_.push_back(hop.link);
+      if (link.crossings.empty()) {
+        link.busy_ps += now_ps_ - link.busy_since_ps;
+      } else {
+        // Every link still crossed is a seed: removing the flow may split its component.
+        dirty_links_.push_back(hop.link);
+      }
     }
   }
   if (count_bytes) {
@@ -284,6 +288,8 @@ void FlowNetwork::Settle() {
   for (size_t i = 0; i < dirty_links_.size(); ++i) {
     LinkIndex seed = dirty_links_[i];
     if (links_[seed].seen_epoch >= pass_epoch) continue;
+    // A link that no transfer crosses any more (its last flow left) has no component to solve.
+    if (links_[seed].crossings.empty()) continue;
     SolveComponent(seed);
   }
   dirty_links_.clear();

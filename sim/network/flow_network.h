@@ -181,8 +181,7 @@ class FlowNetwork {
     uint32_t hop;   // index into that flow's hops
   };
   struct Link {
-    double capacity = 0;  // bytes/s
-    int64_t latency_ps = 0;
+    double capacity = 0;              // bytes/s
     std::vector<Crossing> crossings;  // flows in transfer phase, one entry per crossing
     // statistics
     int64_t bytes_carried = 0;
@@ -238,6 +237,8 @@ class FlowNetwork {
   int64_t NextInternalEventPs();
 
   std::vector<Link> links_;
+  // Link latencies apart from links_, so that starting a flow reads a compact array.
+  std::vector<int64_t> latency_ps_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_slots_;
   std::vector<Pending> activations_;  // min-heap by (time, start_seq)

@@ -47,6 +47,10 @@ struct ClusterData {
   // out_links[out_begin[v] .. out_begin[v+1]), each in construction order. Flat int arrays
   // avoid chasing Boost's per-edge list nodes on every relaxation.
   std::vector<int32_t> in_begin, in_links, out_begin, out_links;
+  // in_from[k] is the tail vertex of in_links[k]; vertex_node[v] is graph[v].node. The search
+  // reads them for every link it scans, most of which it rejects (pruned or settled), so they
+  // are kept apart from the wider LinkInfo and vertex records.
+  std::vector<int32_t> in_from, vertex_node;
 
   VertexId AddVertex(VertexKind kind, std::string name, int node, int local_index, Bytes capacity);
   // Adds one directed link; returns its id.
