@@ -294,6 +294,9 @@ class Runner {
   // The route from -> NIC of `from` -> NIC of `to` -> to, through the NIC nearest each GPU
   // (its rail); the plain route when a node has no such NIC (explicit graphs, no NICs).
   StatusOr<FlowPath> PathOverRail(VertexId from, VertexId to, const char* what);
+  // Between two GPUs: over their rails when they are on different nodes (NCCL's transports
+  // use the NIC nearest each GPU), the plain route within a node.
+  StatusOr<FlowPath> PathGpuToGpu(VertexId from, VertexId to, const char* what);
   VertexId RailNic(VertexId gpu) const;
   Status AddRing(const std::vector<VertexId>& ring, const char* what, CommPhase& phase);
   int64_t RankOnStage(int64_t rank, int32_t stage) const;
@@ -403,6 +406,13 @@ StatusOr<FlowPath> Runner::PathOverRail(VertexId from, VertexId to, const char* 
   return p;
 }
 
+StatusOr<FlowPath> Runner::PathGpuToGpu(VertexId from, VertexId to, const char* what) {
+  if (from.valid() && to.valid() && cluster_.vertex(from).node != cluster_.vertex(to).node) {
+    return PathOverRail(from, to, what);
+  }
+  return PathBetween(from, to, what);
+}
+
 VertexId Runner::RailNic(VertexId gpu) const {
   const topology::VertexInfo& g = cluster_.vertex(gpu);
   const topology::NodeSpec& node = cluster_.spec().node;
@@ -417,7 +427,7 @@ Status Runner::AddRing(const std::vector<VertexId>& ring, const char* what, Comm
   const size_t n = ring.size();
   if (n < 2) return Status();
   for (size_t k = 0; k < n; ++k) {
-    ASSIGN_OR_RETURN(FlowPath p, PathBetween(ring[k], ring[(k + 1) % n], what));
+    ASSIGN_OR_RETURN(FlowPath p, PathGpuToGpu(ring[k], ring[(k + 1) % n], what));
     phase.flows.push_back(std::move(p));
   }
   return Status();
@@ -608,7 +618,7 @@ StatusOr<CommPlan> Runner::BuildPlan(const Op& op, const GroupLayout& layout,
         for (VertexId from : members) {
           for (VertexId to : members) {
             if (from == to) continue;
-            ASSIGN_OR_RETURN(FlowPath f, PathBetween(from, to, what.c_str()));
+            ASSIGN_OR_RETURN(FlowPath f, PathGpuToGpu(from, to, what.c_str()));
             ph.flows.push_back(std::move(f));
           }
         }
@@ -707,8 +717,8 @@ StatusOr<CommPlan> Runner::BuildPlan(const Op& op, const GroupLayout& layout,
           for (int pos = 0; pos < n; ++pos) {
             const int parent = parents[static_cast<size_t>(pos)];
             if (parent < 0) continue;
-            ASSIGN_OR_RETURN(FlowPath u, PathBetween(member(pos), member(parent), what.c_str()));
-            ASSIGN_OR_RETURN(FlowPath d, PathBetween(member(parent), member(pos), what.c_str()));
+            ASSIGN_OR_RETURN(FlowPath u, PathGpuToGpu(member(pos), member(parent), what.c_str()));
+            ASSIGN_OR_RETURN(FlowPath d, PathGpuToGpu(member(parent), member(pos), what.c_str()));
             up.flows.push_back(std::move(u));
             down.flows.push_back(std::move(d));
           }
@@ -799,10 +809,10 @@ Status Runner::ResolveSend(const Lane& lane, int32_t i) {
     CommPhase& ph = plan.phases.back();
     for (int64_t r = 0; r < ctx_.mesh.world(); ++r) {
       if (topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r).pp != stage) continue;
-      ASSIGN_OR_RETURN(
-          FlowPath p,
-          PathBetween(rank_gpu_[static_cast<size_t>(r)],
-                      rank_gpu_[static_cast<size_t>(RankOnStage(r, op.peer_stage))], what.c_str()));
+      ASSIGN_OR_RETURN(FlowPath p,
+                       PathGpuToGpu(rank_gpu_[static_cast<size_t>(r)],
+                                    rank_gpu_[static_cast<size_t>(RankOnStage(r, op.peer_stage))],
+                                    what.c_str()));
       ph.flows.push_back(std::move(p));
     }
     FinishPhase(ph);

@@ -8,6 +8,7 @@
 // per-stage folding, validation of recvs, deadlocks across stages, and their traces.
 #include "sim/executor/executor.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -676,6 +677,16 @@ const LinkKindStats& NvlinkOf(const std::vector<LinkKindStats>& links) {
   return links.front();
 }
 
+// dp = 8 inside each of two nodes, pp = 2 across them (pp outermost: stage 0 is node 0).
+ExecutionContext DpEightPpTwoAcrossNodes() {
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  ctx.mesh.pp = 2;
+  ctx.rank_order.inner_to_outer = {topology::Axis::kTensor, topology::Axis::kContext,
+                                   topology::Axis::kData, topology::Axis::kPipeline};
+  return ctx;
+}
+
 TEST(ExecutorPipeline, ARecvReleasesItsComputeWhenTheSendHasDelivered) {
   // pp = 2 on two GPUs of one node. Stage 0 computes, then sends S = 1 GB to stage 1; stage 1
   // waits on the recv, then computes. The send is one flow gpu0 -> gpu1 over gpu0's uplink and
@@ -749,11 +760,7 @@ TEST(ExecutorPipeline, ASendOnTheP2pStreamOverlapsACollectiveOnTheCommStream) {
   // on NVLink, on routes that share no link (checked below), so each takes its route's
   // alpha + S2 / bottleneck. Neither waits for the other: stage 0 ends with the longer one.
   const topology::Cluster cluster = Dgx(2);
-  ExecutionContext ctx;
-  ctx.mesh.dp = 8;
-  ctx.mesh.pp = 2;
-  ctx.rank_order.inner_to_outer = {topology::Axis::kTensor, topology::Axis::kContext,
-                                   topology::Axis::kData, topology::Axis::kPipeline};
+  const ExecutionContext ctx = DpEightPpTwoAcrossNodes();
   topology::Router router(cluster);
   std::vector<int32_t> send_links;
   Duration send = Duration::Zero();
@@ -790,6 +797,45 @@ TEST(ExecutorPipeline, ASendOnTheP2pStreamOverlapsACollectiveOnTheCommStream) {
     // Only stage 0's ranks all-reduce: 8 ring edges of 1.75 GB over 2 NVLink links each.
     EXPECT_EQ(NvlinkOf(r->links).bytes, MB(1750) * 16);
   }
+}
+
+TEST(ExecutorPipeline, CrossNodeSendsLeaveThroughEachGpusOwnRail) {
+  // Two DGX-A100 nodes, pp = 2 across them, dp = 8 inside each. A DGX-A100 PCIe switch holds
+  // two GPUs and two NICs, so GPU i has two NICs at the same distance; NCCL sends over the
+  // NIC nearest each GPU, its rail (GPU i -> NIC i). The 8 sends of S = 100 MB then cross 8
+  // disjoint NICs, and each drains at the 200 Gb/s = 25 GB/s NIC rate alone:
+  //   p2p time = max_i (latency of GPU i -> NIC i -> NIC i' -> GPU i') + S / 25 GB/s.
+  // Two sends on one NIC would share it and take 2 S / 25 GB/s.
+  topology::ClusterSpec spec;
+  spec.node = *topology::FindNodePreset("DGX-A100");
+  spec.nodes = 2;
+  spec.fabric.kind = topology::FabricKind::kRailOptimized;
+  StatusOr<topology::Cluster> built = topology::BuildCluster(spec);
+  ASSERT_TRUE(built.ok());
+  const topology::Cluster& cluster = *built;
+  const ExecutionContext ctx = DpEightPpTwoAcrossNodes();
+  topology::Router router(cluster);
+  Duration latency = Duration::Zero();
+  for (int i = 0; i < 8; ++i) {
+    const topology::VertexId nic0 = *cluster.FindVertex(fmt::format("node0/nic{}", i));
+    const topology::VertexId nic1 = *cluster.FindVertex(fmt::format("node1/nic{}", i));
+    Duration l = Duration::Zero();
+    for (auto [a, b] : {std::pair{cluster.gpu(i), nic0}, std::pair{nic0, nic1},
+                        std::pair{nic1, cluster.gpu(8 + i)}}) {
+      const topology::Route* route = router.Find(a, b);
+      ASSERT_NE(route, nullptr);
+      l += route->latency;
+    }
+    latency = std::max(latency, l);
+  }
+  Schedule s0 = Stage(0, 8);
+  const int32_t tx = Add(s0, SendOp(1, MB(100)));
+  Schedule s1 = Stage(1, 8);
+  Add(s1, RecvOp(0, tx));
+  const std::vector<Schedule> stages = {s0, s1};
+  StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, ExecutorOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->roles[0].p2p_busy, latency + DrainTime(1e8, 25e9));
 }
 
 TEST(ExecutorPipeline, ACollectiveFoldsOnlyOverTheRanksOfItsStage) {
