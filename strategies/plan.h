@@ -43,7 +43,7 @@ struct MemoryBreakdown {
 };
 
 // -------------------------------------------------------------------------- communication
-enum class CollectiveKind {
+enum class CollectiveKind : uint8_t {
   kAllReduce,
   kReduceScatter,
   kAllGather,

@@ -544,6 +544,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const auto third = [](int64_t x) { return x / 3; };
   const auto half = [](int64_t x) { return x / 2; };
 
+  double ops_bound = 0;  // the most ops a stage can hold, from the bound below
   // ---- size: refuse, before allocating anything per op or per bucket, a schedule that
   // could exceed kMaxScheduleOps. The bound counts the most ops each piece can emit (see the
   // loops below); doubles, because micro-batches × buckets can pass 2^63.
@@ -570,6 +571,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                              (options.tp_comm_overlap ? 18.0 * static_cast<double>(tp) : 0.0);
     const double bound = M * (per_layer * L + 11.0 * U + 11.0 + 4.0 * v) +
                          (K + 1.0) * 5.0 * (each ? M : 1.0) + 2.0 * (K + 1.0 + U) + 20.0;
+    ops_bound = bound;
     if (bound > static_cast<double>(kMaxScheduleOps)) {
       const std::string buckets_part =
           t_gather ? std::string()
@@ -651,6 +653,9 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     sched.ranks = strategy.mesh.world() / pp;
     sched.micro_batches = m;
     sched.units = unit_count;
+    // Reserved once at the bound (at most kMaxScheduleOps): growing by doubling would copy the
+    // ops and fault in about twice their memory. Pages never written cost no memory.
+    sched.ops.reserve(static_cast<size_t>(ops_bound));
     Builder B(sched);
 
     // ---- static allocs

@@ -186,12 +186,39 @@ inline constexpr int32_t kEmbeddingLayer = -2;
 inline constexpr int32_t kOutputLayer = -3;
 
 struct Op {
+  // Fields are ordered by size so that an op takes 104 bytes: a step holds millions of them.
   OpKind kind = OpKind::kCompute;
   Stream stream = Stream::kCompute;
   Phase phase = Phase::kStep;
+  // kCollective.
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  topology::Axis axis = topology::Axis::kData;
+  GroupKind group = GroupKind::kAxis;
+  State state = State::kGrads;  // the training state moved (collectives and copies)
+  // kCollective on the dp axis: the group also spans the cp axis (gradients and ZeRO shards
+  // are synchronized over dp x cp, as in Megatron-LM), its members ordered by (dp, cp) with cp
+  // innermost; group_size counts them all.
+  bool spans_context = false;
+  // kCopy.
+  CopyKind copy = CopyKind::kDeviceToHost;
+  // kAlloc, kFree.
+  MemoryTag tag = MemoryTag::kParams;
+  MemorySpace space = MemorySpace::kDevice;
   int32_t layer = kNoLayer;  // 0..L-1, kEmbeddingLayer, kOutputLayer or kNoLayer
   int32_t unit = -1;         // gather / wrap unit, -1 when none
   int32_t micro_batch = -1;  // 0..m-1, -1 for step-level ops
+  // The model chunk (virtual pipeline stage, 0..v-1) the op works on; -1 when none.
+  int32_t chunk = -1;
+  int32_t group_size = 1;  // kCollective
+  // Pipeline point-to-point. A send is a kCollective of kind kSendRecv on the pp axis
+  // (group_size 2, buffer_bytes = bytes = what it moves): peer_stage is the receiving stage.
+  // A kRecv: peer_stage is the sending stage and match the index of the send in its schedule.
+  int32_t peer_stage = -1;
+  int32_t match = -1;
+  int32_t alloc = -1;  // kFree: the index of its Alloc
+  // This op starts only after ops deps[deps_begin, deps_end) have finished.
+  int32_t deps_begin = 0;
+  int32_t deps_end = 0;
   // kCompute, kHostCompute: the work, for a roofline on the device (or host) that runs it.
   Flops flops;
   Bytes bytes_read;
@@ -200,37 +227,12 @@ struct Op {
   // dropout, activation functions, residual adds; ElementwiseTrafficPerLayer in model.h). They
   // run as kernels of their own, so their time adds to the GEMMs' instead of hiding under it.
   Bytes elementwise_bytes;
-  // kCollective.
-  CollectiveKind collective = CollectiveKind::kAllReduce;
-  topology::Axis axis = topology::Axis::kData;
-  GroupKind group = GroupKind::kAxis;
-  int32_t group_size = 1;
-  State state = State::kGrads;  // the training state moved (collectives and copies)
-  Bytes buffer_bytes;           // the full (unsharded) buffer S of the collective
-  // kCopy.
-  CopyKind copy = CopyKind::kDeviceToHost;
-  // Pipeline point-to-point. A send is a kCollective of kind kSendRecv on the pp axis
-  // (group_size 2, buffer_bytes = bytes = what it moves): peer_stage is the receiving stage.
-  // A kRecv: peer_stage is the sending stage and match the index of the send in its schedule.
-  int32_t peer_stage = -1;
-  int32_t match = -1;
-  // kCollective on the dp axis: the group also spans the cp axis (gradients and ZeRO shards
-  // are synchronized over dp x cp, as in Megatron-LM), its members ordered by (dp, cp) with cp
-  // innermost; group_size counts them all.
-  bool spans_context = false;
-  // The model chunk (virtual pipeline stage, 0..v-1) the op works on; -1 when none.
-  int32_t chunk = -1;
-  // kAlloc, kFree.
-  MemoryTag tag = MemoryTag::kParams;
-  MemorySpace space = MemorySpace::kDevice;
-  int32_t alloc = -1;  // kFree: the index of its Alloc
+  Bytes buffer_bytes;  // kCollective: the full (unsharded) buffer S of the collective
   // kCollective: bytes this device sends (ring volume, as Collective::bytes_per_call);
   // kCopy: bytes moved; kAlloc/kFree: the allocation's size.
   Bytes bytes;
-  // This op starts only after ops deps[deps_begin, deps_end) have finished.
-  int32_t deps_begin = 0;
-  int32_t deps_end = 0;
 };
+static_assert(sizeof(Op) <= 104, "an op grew: a step holds millions of them");
 
 struct Schedule {
   std::string role;   // the plan's rank role ("all ranks", "pp stage 0 (first)", ...)

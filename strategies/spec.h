@@ -94,7 +94,7 @@ struct TrainingSpec {
 };
 
 // -------------------------------------------------------------------------- placement
-enum class State { kParams = 0, kOptimizer = 1, kGrads = 2, kActivations = 3 };
+enum class State : uint8_t { kParams = 0, kOptimizer = 1, kGrads = 2, kActivations = 3 };
 inline constexpr int kNumStates = 4;
 const char* StateName(State s);    // "params", "optimizer", "grads", "activations"
 const char* StateSymbol(State s);  // "Θ", "Ω", "G", "A"

@@ -16,7 +16,7 @@
 
 namespace placesim::topology {
 
-enum class Axis { kData = 0, kTensor = 1, kPipeline = 2, kContext = 3, kExpert = 4 };
+enum class Axis : uint8_t { kData = 0, kTensor = 1, kPipeline = 2, kContext = 3, kExpert = 4 };
 inline constexpr int kNumAxes = 5;
 const char* AxisName(Axis a);  // "dp", "tp", "pp", "cp", "ep"
 
