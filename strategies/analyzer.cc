@@ -538,9 +538,9 @@ RankRole BuildStage(const Context& c, int i) {
     }
     // ---- expert parallel: token dispatch and combine, forward and backward.
     if (c.ep > 1 && t.experts > 1) {
-      const double routed = static_cast<double>(t.top_k > 0 ? t.top_k : 1) * t.capacity_factor;
-      const Bytes tokens =
-          Scale(Bytes::Count(CeilDiv(act_buffer.count(), c.sp ? c.tp : 1)), routed);
+      // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
+      const Bytes tokens = Scale(Bytes::Count(CeilDiv(act_buffer.count(), c.sp ? c.tp : 1)),
+                                 MoeBusiestExpertMultiplier(t));
       AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep,
                     tokens, 2 * (fwd_passes + 1) * role.layers * c.m,
                     "tokens dispatched to and combined from their experts");
@@ -992,9 +992,19 @@ Status Validate(const ModelSpec& model, const TrainingSpec& training,
     if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
       errors.Add("model.transformer.top_k", std::to_string(t.top_k),
                  fmt::format("must be between 1 and experts {}", t.experts));
-    if (t.experts > 1 && !(t.capacity_factor > 0))
+    if (t.experts > 1 && !(t.capacity_factor >= 0 && std::isfinite(t.capacity_factor)))
       errors.Add("model.transformer.capacity_factor", fmt::format("{}", t.capacity_factor),
-                 "must be > 0");
+                 "must be > 0, or 0 for dropless routing");
+    if (!(t.routing_imbalance >= 1 && std::isfinite(t.routing_imbalance)))
+      errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+                 "must be a finite number >= 1 (1 = balanced)");
+    else if (t.routing_imbalance != 1 && (t.experts <= 1 || t.capacity_factor > 0))
+      errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+                 t.experts <= 1 ? "applies to mixture-of-experts models only"
+                                : fmt::format("applies to dropless routing (capacity_factor 0); "
+                                              "with capacity_factor {} every expert computes its "
+                                              "padded capacity and drops the rest",
+                                              t.capacity_factor));
   }
   return errors.ToStatus();
 }

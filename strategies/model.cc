@@ -93,8 +93,9 @@ Bytes ActivationBytesPerLayer(const TransformerSpec& t, int64_t micro_batch, int
   // input (2h), and the MLP's inner activations.
   int64_t mlp = sb * (t.gated_mlp ? 6 * f : 4 * f);
   if (IsMoe(t)) {
-    const double routed = static_cast<double>(t.top_k > 0 ? t.top_k : 1) * t.capacity_factor;
-    mlp = static_cast<int64_t>(std::llround(static_cast<double>(mlp) * routed));
+    // The busiest rank's expert activations: its memory is the peak.
+    mlp = static_cast<int64_t>(
+        std::llround(static_cast<double>(mlp) * MoeBusiestExpertMultiplier(t)));
   }
   const int64_t split = sb * (2 * h + 4 * kv_width + 2 * h) + mlp;
   // Attention scores (2), softmax dropout mask (1) and its output (2): 5 a s^2 b.
@@ -131,7 +132,13 @@ Bytes OutputLayerTraffic(const TransformerSpec& t, int64_t micro_batch, int64_t 
 
 double MoeExpertMultiplier(const TransformerSpec& t) {
   if (t.experts <= 1) return 1.0;
-  return static_cast<double>(t.top_k > 0 ? t.top_k : 1) * t.capacity_factor;
+  const double top_k = static_cast<double>(t.top_k > 0 ? t.top_k : 1);
+  return t.capacity_factor > 0 ? top_k * t.capacity_factor : top_k;
+}
+
+double MoeBusiestExpertMultiplier(const TransformerSpec& t) {
+  if (t.experts <= 1 || t.capacity_factor > 0) return MoeExpertMultiplier(t);
+  return MoeExpertMultiplier(t) * t.routing_imbalance;
 }
 
 double MoeExtraForwardFlopsPerToken(const TransformerSpec& t) {

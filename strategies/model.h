@@ -48,6 +48,8 @@
 // the padded slots computed too, so the experts of a group run top_k x capacity_factor MLPs
 // per token); plus the router, 2 h E per token. So a layer's forward adds
 // (top_k x cf - 1) 16 s h^2 + 2 s h E per sequence, in every pass that runs it (3 or 4).
+// Dropless routing (capacity_factor 0) runs top_k MLPs per token over all ranks, however
+// unevenly they are spread: routing_imbalance changes which rank is slowest, not the FLOPs.
 //
 // Thread-safety: pure functions.
 #ifndef PLACESIM_STRATEGIES_MODEL_H_
@@ -145,8 +147,12 @@ Bytes OutputLayerTraffic(const TransformerSpec& t, int64_t micro_batch, int64_t 
 
 // Narayanan et al. 2021 eq. 3 for one iteration of `global_batch` sequences of the model's
 // seq_len (see above for recompute). REQUIRES: t has an architecture.
-// top_k x capacity_factor for an MoE model, 1 when dense.
+// Expert MLPs run per token, on average over the ranks: top_k x capacity_factor for an MoE
+// model with capacity (padded slots run too), top_k when dropless; 1 when dense.
 double MoeExpertMultiplier(const TransformerSpec& t);
+// The same on the busiest rank, which paces the step: MoeExpertMultiplier, times
+// routing_imbalance when dropless (with a capacity every expert runs exactly its capacity).
+double MoeBusiestExpertMultiplier(const TransformerSpec& t);
 // Forward FLOPs per token per layer that MoE adds to eq. 3 (see above); 0 when dense.
 double MoeExtraForwardFlopsPerToken(const TransformerSpec& t);
 Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,

@@ -487,15 +487,16 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // sequence parallelism each routes its s / t tokens; without it the t copies are redundant
   // work that eq. 3 does not count either).
   const double router_fwd = moe ? 2.0 * b * sc * h * static_cast<double>(t.experts) / td : 0.0;
-  const double expert_fwd = moe ? MoeExpertMultiplier(t) * 16.0 * b * sc * h * h / td : 0.0;
+  const double expert_fwd = moe ? MoeBusiestExpertMultiplier(t) * 16.0 * b * sc * h * h / td : 0.0;
   const double layer_fwd = moe ? attention_fwd + router_fwd + expert_fwd
                                : (24.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
   const double mlp_fwd = layer_fwd - attention_fwd;
   // Expert parallelism: a layer pass's tokens are dispatched to their experts and the results
   // combined by all-to-alls over the ep group of top_k x cf x b s h x 2 bytes (1/t of the
-  // sequence under SP), as the plan counts them.
+  // sequence under SP), as the plan counts them; dropless, the busiest rank's top_k x
+  // routing_imbalance x b s h x 2, which paces the group. Its experts compute as much more.
   const Bytes a2a_buffer = moe && ep > 1 ? Scale(Bytes::Count(CeilDiv(2 * b * sc * h, sp ? tp : 1)),
-                                                 MoeExpertMultiplier(t))
+                                                 MoeBusiestExpertMultiplier(t))
                                          : Bytes::Zero();
   // The output layer is never recomputed: 2bshV per pass (forward, backward-input,
   // backward-weight), 6bshV in all, as in Narayanan et al. 2021 eq. 3.

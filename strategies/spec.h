@@ -39,7 +39,15 @@ struct TransformerSpec {
   // Mixture of experts (experts <= 1 means a dense model).
   int64_t experts = 0;
   int64_t top_k = 0;
+  // Expert capacity = capacity_factor x tokens x top_k / experts (Fedus et al. 2022): each
+  // expert computes its padded capacity, and tokens past it are dropped. 0 = dropless
+  // routing (MegaBlocks, Megatron-LM's dropless MoE): every token runs, and each expert
+  // computes what it is sent.
   double capacity_factor = 1.0;
+  // Dropless routing only: the busiest expert's tokens over the mean (>= 1; 1 = balanced).
+  // Dispatch, expert compute and combine wait for the busiest rank of an ep group, so the
+  // step is paced by it: its compute, all-to-all bytes and dispatch buffers scale by this.
+  double routing_imbalance = 1.0;
 };
 
 struct ModelSpec {

@@ -434,9 +434,22 @@ TEST(ScenarioValidation, MixtureOfExpertsNeedsTopK) {
               HasSubstr("model.top_k: 9: must be between 1 and 8"));
 }
 
-TEST(ScenarioValidation, CapacityFactorMustBePositive) {
-  EXPECT_THAT(Error({"model.capacity_factor=0"}),
-              HasSubstr("model.capacity_factor: 0: must be a finite number > 0"));
+TEST(ScenarioValidation, CapacityFactorIsPositiveOrZeroForDropless) {
+  EXPECT_THAT(Error({"model.capacity_factor=-1"}),
+              HasSubstr("model.capacity_factor: -1: must be a finite number > 0, or 0 for "
+                        "dropless routing"));
+}
+
+TEST(ScenarioValidation, RoutingImbalanceIsForDroplessMoeOnly) {
+  EXPECT_THAT(Error({"model.routing_imbalance=0.5"}),
+              HasSubstr("model.routing_imbalance: 0.5: must be a finite number >= 1"));
+  // The default scenario is a dense model.
+  EXPECT_THAT(Error({"model.routing_imbalance=1.5"}),
+              HasSubstr("model.routing_imbalance: 1.5: applies to mixture-of-experts models "
+                        "only"));
+  EXPECT_THAT(Error({"model.preset=mixtral-8x7b", "model.routing_imbalance=1.5"}),
+              HasSubstr("model.routing_imbalance: 1.5: applies to dropless routing "
+                        "(model.capacity_factor 0)"));
 }
 
 TEST(ScenarioValidation, ParameterCountIsBounded) {

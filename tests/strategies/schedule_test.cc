@@ -647,6 +647,70 @@ TEST(Schedule, MoeLayerDispatchesAndCombinesAroundItsExperts) {
   }
 }
 
+TEST(Schedule, DroplessRoutingImbalancePacesTheBusiestRank) {
+  // Mixtral 8x7B dropless (capacity_factor 0) on dp 8 = ep 8, micro-batch 1, m = 2, no
+  // recompute. With routing_imbalance r the busiest rank receives r x top_k = 2r routed
+  // copies of its s h tokens, so (Fedus et al. 2022's capacity, with the busiest load in
+  // place of the padded one):
+  //   all-to-all buffer  2r x b s h x 2 bytes = 2r x 4096 x 4096 x 2
+  //   expert FLOPs       2r x 16 b s h^2 per layer forward, twice that in backward,
+  // while the model's FLOPs (eq. 3, MoE-aware) stay those of top_k = 2 experts per token.
+  const ModelSpec base = Model("mixtral-8x7b");
+  const StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 8, .ep = 8}, 8);
+  const TrainingSpec training = MakeTraining(1, 16);
+  const topology::ClusterSpec cluster = MakeCluster(1);
+  struct Run {
+    Plan plan;
+    double flops = 0;
+    int64_t a2a_buffer = 0;
+  };
+  const auto run = [&](double capacity, double imbalance) {
+    ModelSpec model = base;
+    model.transformer.capacity_factor = capacity;
+    model.transformer.routing_imbalance = imbalance;
+    Run r{*Analyze(model, training, strategy, cluster)};
+    EXPECT_TRUE(r.plan.ok());
+    StatusOr<std::vector<Schedule>> out = BuildSchedules(model, training, strategy, cluster);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    const Schedule& sched = out->front();
+    ExpectAgreesWithPlan(sched, r.plan, r.plan.roles.front());
+    for (const Op& op : sched.ops) {
+      if (op.kind == OpKind::kCompute && op.phase != Phase::kOptimizer) r.flops += op.flops.count();
+      if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllToAll)
+        r.a2a_buffer = op.buffer_bytes.count();
+    }
+    return r;
+  };
+  const Run padded = run(1.0, 1.0);
+  const Run balanced = run(0.0, 1.0);
+  const Run skewed = run(0.0, 1.5);
+  const double s = 4096, h = 4096;
+  EXPECT_EQ(balanced.a2a_buffer, int64_t{2} * 4096 * 4096 * 2);
+  EXPECT_EQ(skewed.a2a_buffer, int64_t{3} * 4096 * 4096 * 2);
+  // 32 layers x m = 2 micro-batches x 3 passes' worth (forward + 2 x backward) of the
+  // extra 0.5 x 2 expert MLPs of 16 s h^2.
+  EXPECT_NEAR((skewed.flops - balanced.flops) / (32 * 2 * 3 * 0.5 * 2 * 16 * s * h * h), 1.0,
+              1e-12);
+  EXPECT_EQ(balanced.flops, padded.flops);  // top_k x cf 1.0 = top_k dropless
+  EXPECT_EQ(skewed.plan.flops_per_iteration, padded.plan.flops_per_iteration);
+  // The busiest rank holds more routed activations.
+  EXPECT_GT(skewed.plan.roles.front().memory.activations,
+            balanced.plan.roles.front().memory.activations);
+
+  // The option applies to dropless routing of an MoE model only, and must be >= 1.
+  for (auto [capacity, imbalance, message] :
+       {std::tuple{1.25, 1.5, "applies to dropless routing"},
+        std::tuple{0.0, 0.9, "must be a finite number >= 1"}}) {
+    ModelSpec model = base;
+    model.transformer.capacity_factor = capacity;
+    model.transformer.routing_imbalance = imbalance;
+    StatusOr<Plan> plan = Analyze(model, training, strategy, cluster);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_THAT(plan.status().message(), HasSubstr("routing_imbalance"));
+    EXPECT_THAT(plan.status().message(), HasSubstr(message));
+  }
+}
+
 TEST(Schedule, MoeFlopsCountTopKTimesCapacityExpertMlps) {
   // Mixtral 8x7B, one sequence of s = 4096 tokens, no recompute (3 passes per layer):
   // eq. 3 plus, per layer and pass, (top_k x cf - 1) 16 s h^2 + 2 s h E

@@ -585,6 +585,7 @@ class Resolver {
     if (m.has_experts()) t.experts = m.experts();
     if (m.has_top_k()) t.top_k = m.top_k();
     if (m.has_capacity_factor()) t.capacity_factor = m.capacity_factor();
+    if (m.has_routing_imbalance()) t.routing_imbalance = m.routing_imbalance();
     if (m.has_parameter_count()) model.parameter_count = m.parameter_count();
     if (m.has_preset()) NoteOverrides(&model.description, SetFieldNames(m, {"preset"}));
 
@@ -630,9 +631,21 @@ class Resolver {
         InRange("model.top_k", t.top_k, 1, t.experts);
       }
     }
-    if (!(t.capacity_factor > 0) || !std::isfinite(t.capacity_factor)) {
+    if (!(t.capacity_factor >= 0) || !std::isfinite(t.capacity_factor)) {
       problems_.Add("model.capacity_factor", fmt::format("{}", t.capacity_factor),
-                    "must be a finite number > 0");
+                    "must be a finite number > 0, or 0 for dropless routing");
+    }
+    if (!(t.routing_imbalance >= 1) || !std::isfinite(t.routing_imbalance)) {
+      problems_.Add("model.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+                    "must be a finite number >= 1 (1 = balanced)");
+    } else if (t.routing_imbalance != 1 && t.experts > 1 && t.capacity_factor > 0) {
+      problems_.Add("model.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+                    fmt::format("applies to dropless routing (model.capacity_factor 0); with "
+                                "capacity_factor {} every expert computes its padded capacity",
+                                t.capacity_factor));
+    } else if (t.routing_imbalance != 1 && t.experts <= 1) {
+      problems_.Add("model.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+                    "applies to mixture-of-experts models only (experts > 1)");
     }
     InRange("model.parameter_count", model.parameter_count, 0, 1'000'000'000'000'000);
   }
