@@ -289,8 +289,8 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
   const topology::MeshShape& mesh = strategy.mesh;
   if (mesh.ep > 1) {
     // Expert parallelism: ep groups carved out of dp, expert gradients synchronized over the
-    // dp / ep ranks that hold the same experts. Generated for resident parameters and
-    // gradients replicated on dp (DDP, ZeRO-1) in shard groups of all of dp.
+    // dp / ep ranks that hold the same experts. Generated for replicated parameters, with
+    // gradients and optimizer on the device (DDP, ZeRO-1, ZeRO-2) in shard groups of all of dp.
     if (mesh.cp > 1) {
       return FailedPreconditionError(
           fmt::format("ep={} with cp={}: expert-parallel schedules are not generated with context "
@@ -302,13 +302,12 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
     const Mode omega = strategy.at(Axis::kData, State::kOptimizer).mode;
     const bool sharded_dp = IsShardedMode(theta) || IsShardedMode(grads) || IsShardedMode(omega);
     if (mesh.dp > 1 &&
-        (theta != Mode::kReplicated || IsShardedMode(grads) || grads == Mode::kOffloaded ||
-         omega == Mode::kOffloaded ||
+        (theta != Mode::kReplicated || grads == Mode::kOffloaded || omega == Mode::kOffloaded ||
          (sharded_dp && strategy.shard_group_size > 0 && strategy.shard_group_size < mesh.dp))) {
       return FailedPreconditionError(fmt::format(
           "ep={} with params {}, grads {}, optimizer {} on dp (shard group {}): expert-parallel "
-          "schedules are generated for replicated params and grads with the optimizer "
-          "replicated or sharded over all of dp (DDP, ZeRO-1) only",
+          "schedules are generated for replicated params with gradients and optimizer on the "
+          "device, replicated or sharded over all of dp (DDP, ZeRO-1, ZeRO-2) only",
           mesh.ep, ModeSymbol(theta), ModeSymbol(grads), ModeSymbol(omega),
           strategy.shard_group_size));
     }
@@ -888,9 +887,10 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     const auto emit_sync = [&](int64_t k, int64_t full, int32_t ready, int32_t bucket_alloc,
                                int32_t unit, int64_t mb, bool expert_part = false) {
       if (expert_part) {
-        // Expert gradients (ep > 1, CheckScope: replicated, no hybrid groups): over the dp / ep
-        // ranks holding the same experts, all-reduced, or reduce-scattered for a sharded
-        // optimizer (ZeRO-1).
+        // Expert gradients (ep > 1, CheckScope: resident params, no hybrid groups): over the
+        // dp / ep ranks holding the same experts, all-reduced, or reduce-scattered for a
+        // sharded optimizer (ZeRO-1) or sharded gradients (ZeRO-2, every micro-batch, from a
+        // transient full bucket).
         int32_t last_op = ready;
         if (expert_n > 1) {
           last_op = B.Add(
@@ -900,6 +900,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                            Phase::kBackwardWeight, unit, static_cast<int32_t>(mb)),
               {ready});
         }
+        B.Free(bucket_alloc, Stream::kComm, Phase::kBackwardWeight, {last_op});
         if (mb == m - 1) sync_tail.push_back(last_op);
         return;
       }
@@ -1019,6 +1020,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       int64_t expert_produced = 0;  // the same for the expert gradients (ep > 1)
       size_t next_expert_bucket = 0;
       std::vector<int32_t> bucket_allocs;
+      std::vector<int32_t> expert_bucket_allocs;
     };
     std::vector<MicroBatch> mbs(static_cast<size_t>(m));
     const bool transient_buckets = !t_gather && g_sharded;
@@ -1125,19 +1127,28 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       // Before a backward-weight op that writes `elems` gradient elements: allocate the
       // transient buckets it starts (ZeRO-2: a bucket's full gradient lives until its
       // reduce-scatter).
-      if (transient_buckets && st.bucket_allocs.empty())
+      if (transient_buckets && st.bucket_allocs.empty()) {
         st.bucket_allocs.assign(buckets.size(), -1);
-      const auto open_buckets = [&](int64_t elems) {
+        st.expert_bucket_allocs.assign(expert_buckets.size(), -1);
+      }
+      // The buckets of `list` that `elems` more elements after `produced` start.
+      const auto open = [&](const std::vector<Bucket>& list, std::vector<int32_t>& allocs,
+                            size_t next, int64_t produced, int64_t elems) {
         if (!transient_buckets) return;
-        for (size_t k = st.next_bucket;
-             k < buckets.size() && buckets[k].begin < st.produced + elems; ++k) {
-          if (st.bucket_allocs[k] < 0) {
-            st.bucket_allocs[k] =
-                B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
-                        Bytes::Count((buckets[k].end - buckets[k].begin) * bpp.grads),
-                        Stream::kCompute, Phase::kBackwardWeight, kNoLayer, mb32);
+        for (size_t k = next; k < list.size() && list[k].begin < produced + elems; ++k) {
+          if (allocs[k] < 0) {
+            allocs[k] = B.Alloc(MemoryTag::kGradBuckets, MemorySpace::kDevice,
+                                Bytes::Count((list[k].end - list[k].begin) * bpp.grads),
+                                Stream::kCompute, Phase::kBackwardWeight, kNoLayer, mb32);
           }
         }
+      };
+      const auto open_buckets = [&](int64_t elems) {
+        open(buckets, st.bucket_allocs, st.next_bucket, st.produced, elems);
+      };
+      const auto open_expert_buckets = [&](int64_t elems) {
+        open(expert_buckets, st.expert_bucket_allocs, st.next_expert_bucket, st.expert_produced,
+             elems);
       };
       // After it: synchronize the buckets it completes.
       const auto produce = [&](int64_t elems, int32_t bwd_weight, int32_t unit) {
@@ -1150,15 +1161,16 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
           ++st.next_bucket;
         }
       };
-      // The same for the expert gradients of a layer (ep > 1; never transient).
+      // The same for the expert gradients of a layer (ep > 1).
       const auto produce_expert = [&](int64_t elems, int32_t bwd_weight, int32_t unit) {
         st.expert_produced += elems;
         if (!sync_now(mb32)) return;
         while (st.next_expert_bucket < expert_buckets.size() &&
                expert_buckets[st.next_expert_bucket].end <= st.expert_produced) {
           const Bucket& k = expert_buckets[st.next_expert_bucket];
-          emit_sync(static_cast<int64_t>(st.next_expert_bucket), k.end - k.begin, bwd_weight, -1,
-                    unit, mb32, true);
+          emit_sync(static_cast<int64_t>(st.next_expert_bucket), k.end - k.begin, bwd_weight,
+                    transient_buckets ? st.expert_bucket_allocs[st.next_expert_bucket] : -1, unit,
+                    mb32, true);
           ++st.next_expert_bucket;
         }
       };
@@ -1318,6 +1330,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
             const int64_t layer_dense_grads =
                 split_expert ? layer_params - layer_expert_local : layer_params;
             if (!t_gather) open_buckets(layer_dense_grads);
+            if (split_expert) open_expert_buckets(layer_expert_local);
             last_op = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, layer_fwd,
                                       act_full.count() + io, layer_params * bpp.grads));
             B.Free(rebuilt, Stream::kCompute, Phase::kBackwardWeight);
