@@ -183,6 +183,7 @@ struct Unit {
   int32_t layer_end = 0;
   int32_t special = kNoLayer;  // kEmbeddingLayer or kOutputLayer for those units
   int64_t elements = 0;        // parameters, unsharded
+  int64_t expert = 0;          // of which expert parameters (ep > 1), gathered apart
 };
 
 // A gradient bucket: elements [begin, end) of the gradient in backward order.
@@ -289,8 +290,8 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
   const topology::MeshShape& mesh = strategy.mesh;
   if (mesh.ep > 1) {
     // Expert parallelism: ep groups carved out of dp, expert gradients synchronized over the
-    // dp / ep ranks that hold the same experts. Generated for replicated parameters, with
-    // gradients and optimizer on the device (DDP, ZeRO-1, ZeRO-2) in shard groups of all of dp.
+    // dp / ep ranks that hold the same experts. Generated for model states on the device
+    // (DDP, ZeRO-1/2/3, FSDP) in shard groups of all of dp.
     if (mesh.cp > 1) {
       return FailedPreconditionError(
           fmt::format("ep={} with cp={}: expert-parallel schedules are not generated with context "
@@ -302,12 +303,12 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
     const Mode omega = strategy.at(Axis::kData, State::kOptimizer).mode;
     const bool sharded_dp = IsShardedMode(theta) || IsShardedMode(grads) || IsShardedMode(omega);
     if (mesh.dp > 1 &&
-        (theta != Mode::kReplicated || grads == Mode::kOffloaded || omega == Mode::kOffloaded ||
+        (theta == Mode::kOffloaded || grads == Mode::kOffloaded || omega == Mode::kOffloaded ||
          (sharded_dp && strategy.shard_group_size > 0 && strategy.shard_group_size < mesh.dp))) {
       return FailedPreconditionError(fmt::format(
           "ep={} with params {}, grads {}, optimizer {} on dp (shard group {}): expert-parallel "
-          "schedules are generated for replicated params with gradients and optimizer on the "
-          "device, replicated or sharded over all of dp (DDP, ZeRO-1, ZeRO-2) only",
+          "schedules are generated for model states on the device, replicated or sharded over "
+          "all of dp (DDP, ZeRO-1/2/3, FSDP without hybrid groups) only",
           mesh.ep, ModeSymbol(theta), ModeSymbol(grads), ModeSymbol(omega),
           strategy.shard_group_size));
     }
@@ -619,7 +620,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     };
     // Under ep > 1 the dense and expert gradients are bucketed apart (their groups differ).
     const int64_t grad_elements = split_expert ? dense : local_total;
-    const int64_t expert_grad_elements = split_expert ? expert : 0;
+    // Under S* a unit's expert gradients are reduce-scattered with the unit, not bucketed.
+    const int64_t expert_grad_elements = split_expert && !t_gather ? expert : 0;
     const int64_t bucket_count = t_gather ? 0 : CeilDiv(grad_elements, per_bucket);
 
     // ---- units, chunk by chunk; chunk_units[c] = [begin, end) of chunk c's units
@@ -632,7 +634,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       for (int64_t l = l0; l < l0 + chunk_layers; l += lpu) {
         const int64_t end = std::min(l0 + chunk_layers, l + lpu);
         units.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
-                             (end - l) * layer_local});
+                             (end - l) * layer_local,
+                             split_expert ? (end - l) * layer_expert_local : 0});
       }
       if (last && c == v - 1) units.push_back(Unit{0, 0, kOutputLayer, head_local});
       chunk_units.emplace_back(begin, static_cast<int32_t>(units.size()));
@@ -887,10 +890,10 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     const auto emit_sync = [&](int64_t k, int64_t full, int32_t ready, int32_t bucket_alloc,
                                int32_t unit, int64_t mb, bool expert_part = false) {
       if (expert_part) {
-        // Expert gradients (ep > 1, CheckScope: resident params, no hybrid groups): over the
-        // dp / ep ranks holding the same experts, all-reduced, or reduce-scattered for a
-        // sharded optimizer (ZeRO-1) or sharded gradients (ZeRO-2, every micro-batch, from a
-        // transient full bucket).
+        // Expert gradients (ep > 1, CheckScope: no hybrid groups): over the dp / ep ranks
+        // holding the same experts, all-reduced, or reduce-scattered for a sharded optimizer
+        // (ZeRO-1) or sharded gradients (ZeRO-2/3, every micro-batch, from a transient full
+        // bucket or unit gradient).
         int32_t last_op = ready;
         if (expert_n > 1) {
           last_op = B.Add(
@@ -983,10 +986,19 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         B.at(buffer).unit = u;
       }
       gathered[static_cast<size_t>(j)] = buffer;
-      gather_of[static_cast<size_t>(j)] =
-          B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n, full,
-                             phase, u, mb),
-                {before});
+      // Under ep > 1 the unit's expert part is gathered apart, over the dp / ep ranks holding
+      // the same experts (none when ep = dp: they are whole on every rank). The buffer holds
+      // the whole unit either way, as the plan counts it.
+      const int64_t expert = units[static_cast<size_t>(u)].expert;
+      int32_t last = B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, shard_group, n,
+                                        full - Bytes::Count(expert * bpp.params), phase, u, mb),
+                           {before});
+      if (expert > 0 && expert_n > 1) {
+        last = B.Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, expert_group,
+                                  expert_n, Bytes::Count(expert * bpp.params), phase, u, mb),
+                     {before});
+      }
+      gather_of[static_cast<size_t>(j)] = last;
     };
     if (t_gather) {
       gather_of.assign(static_cast<size_t>(uses), -1);
@@ -1341,7 +1353,14 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         }
         B.at(last_op).chunk = c;
         end_use(j, last_op, Phase::kBackwardInput);
-        if (t_gather) emit_sync(u, unit.elements, last_op, unit_grad, u, mb32);
+        if (t_gather && unit.expert > 0) {
+          // The dense part over the shard group, then the expert part over the expert replica
+          // group, which frees the unit's gradient buffer.
+          emit_sync(u, unit.elements - unit.expert, last_op, -1, u, mb32);
+          emit_sync(u, unit.expert, last_op, unit_grad, u, mb32, true);
+        } else if (t_gather) {
+          emit_sync(u, unit.elements, last_op, unit_grad, u, mb32);
+        }
         pass_last = last_op;
       }
       if (!model_first(c)) {

@@ -271,12 +271,13 @@ TEST(SimulateCommand, ExpertParallelScenariosAreSimulated) {
   EXPECT_THAT(r.out, HasSubstr("(16 pairwise)"));
 }
 
-TEST(SimulateCommand, ExpertParallelScenariosWithGatheredParamsAreRefusedWithTheReason) {
-  // ZeRO-3 gathers its parameters: not generated with ep > 1 yet.
+TEST(SimulateCommand, ExpertParallelScenariosWithOffloadedStatesAreRefusedWithTheReason) {
+  // ZeRO-Offload keeps gradients and optimizer on the host: not generated with ep > 1 yet.
   Result r = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--set",
-                          "model.preset=mixtral-8x7b", "--set", "strategy.ep=2"});
+                          "model.preset=mixtral-8x7b", "--set", "strategy.preset=zero-offload",
+                          "--set", "strategy.ep=2"});
   EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_THAT(r.err, HasSubstr("ep=2 with params S*"));
+  EXPECT_THAT(r.err, HasSubstr("ep=2 with params R, grads O, optimizer O"));
 }
 
 TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsRefusedQuickly) {

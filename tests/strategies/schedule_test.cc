@@ -479,16 +479,17 @@ INSTANTIATE_TEST_SUITE_P(Schedule, ActivationPeakTest, ::testing::ValuesIn(PeakC
                          });
 
 TEST(Schedule, RefusesWhatItDoesNotGenerate) {
-  // Expert parallelism with gathered parameters (ZeRO-3, FSDP).
-  for (const char* preset : {"zero3", "fsdp"}) {
-    StrategySpec moe = *ExpandStrategyPreset(preset, {.dp = 8, .ep = 8}, 8);
+  // Expert parallelism with offloaded states, or hybrid shard groups (fsdp-hybrid shards in
+  // groups of a node's 8 GPUs, so dp = 16 on two nodes is two replicas).
+  for (auto [preset, dp] : {std::pair{"zero-offload", 8}, std::pair{"fsdp-hybrid", 16}}) {
+    StrategySpec moe = *ExpandStrategyPreset(preset, {.dp = dp, .ep = 8}, 8);
     StatusOr<std::vector<Schedule>> out =
-        BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, 8), moe, MakeCluster(1));
+        BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, dp), moe, MakeCluster(dp / 8));
     ASSERT_FALSE(out.ok()) << preset;
     EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
     EXPECT_THAT(out.status().message(),
-                HasSubstr("expert-parallel schedules are generated for replicated params with "
-                          "gradients and optimizer on the device"));
+                HasSubstr("expert-parallel schedules are generated for model states on the "
+                          "device"));
   }
   // Expert parallelism with context parallelism.
   StrategySpec moe_cp = *ExpandStrategyPreset("ddp", {.dp = 4, .cp = 2, .ep = 2}, 8);
@@ -581,11 +582,17 @@ TEST_P(ExpertParallelTest, EveryStageAgreesWithItsRole) {
     // Expert gradients, 2 bytes each, synchronized over dp / ep ranks (none when ep = dp):
     // once per step, or every micro-batch when the gradients are sharded (ZeRO-2). ZeRO-1
     // and ZeRO-2 gather the updated expert params over the same group.
-    const bool zero2 = std::string(c.preset) == "zero2";
-    const bool sharded_opt = zero2 || std::string(c.preset) == "zero1";
+    // ZeRO-3 and FSDP reduce-scatter them with each unit every micro-batch, and gather the
+    // expert params before every forward and backward (2m times) instead.
+    const std::string preset = c.preset;
+    const bool gathered = preset == "zero3" || preset == "fsdp";
+    const bool each = gathered || preset == "zero2";
     const bool split = c.ep > 1 && expert_dp > 1;  // ep = 1: bucketed with the dense grads
-    EXPECT_EQ(expert_sync, split ? layers * expert_local * 2 * (zero2 ? m : 1) : 0);
-    EXPECT_EQ(expert_gathers, split && sharded_opt ? layers * expert_local * 2 : 0);
+    EXPECT_EQ(expert_sync, split ? layers * expert_local * 2 * (each ? m : 1) : 0);
+    EXPECT_EQ(expert_gathers, !split            ? 0
+                              : gathered        ? 2 * m * layers * expert_local * 2
+                              : preset != "ddp" ? layers * expert_local * 2
+                                                : 0);
   }
   // dp x tp ranks run every stage: the compute FLOPs times that are the MoE-aware eq. 3.
   EXPECT_NEAR(flops * c.dp * c.tp / plan.flops_per_iteration.count(), 1.0, 1e-12);
@@ -593,10 +600,12 @@ TEST_P(ExpertParallelTest, EveryStageAgreesWithItsRole) {
 
 std::vector<MoeCase> MoeCases() {
   std::vector<MoeCase> cases;
-  for (const char* preset : {"ddp", "zero1", "zero2"}) {
+  for (const char* preset : {"ddp", "zero1", "zero2", "zero3", "fsdp"}) {
     for (int ep : {1, 2, 4, 8}) cases.push_back({preset, 8, ep, 1, 1, false, Recompute::kNone});
   }
   cases.push_back({"zero2", 4, 2, 2, 2, true, Recompute::kSelective});
+  cases.push_back({"zero3", 4, 2, 2, 2, true, Recompute::kFull});
+  cases.push_back({"fsdp", 8, 4, 1, 2, false, Recompute::kSelective});
   cases.push_back({"zero1", 4, 4, 2, 1, true, Recompute::kSelective});
   cases.push_back({"ddp", 4, 2, 2, 1, false, Recompute::kFull});
   cases.push_back({"ddp", 4, 2, 2, 2, false, Recompute::kFull});
