@@ -1069,7 +1069,7 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
   plan.effective_sequence_parallel = c.sp;
   if (c.arch) {
     plan.flops_per_iteration =
-        MegatronFlopsPerIteration(model.transformer, training.global_batch, c.recompute);
+        ModelFlopsPerIteration(model.transformer, training.global_batch, c.recompute);
   }
   if (c.pp > 1) {
     const bool interleaved = training.pipeline_schedule == PipelineSchedule::kInterleaved1F1B;

@@ -141,14 +141,22 @@ double MoeBusiestExpertMultiplier(const TransformerSpec& t) {
   return MoeExpertMultiplier(t) * t.routing_imbalance;
 }
 
+LayerGemmFlops LayerGemmFlopsPerToken(const TransformerSpec& t) {
+  const auto h = static_cast<double>(t.hidden);
+  const auto kd = static_cast<double>(KvHeads(t) * (t.hidden / t.heads));
+  const auto f = static_cast<double>(t.ffn_hidden > 0 ? t.ffn_hidden : 4 * t.hidden);
+  return LayerGemmFlops{2.0 * h * (h + 2.0 * kd) + 2.0 * h * h,
+                        2.0 * (t.gated_mlp ? 3.0 : 2.0) * h * f};
+}
+
 double MoeExtraForwardFlopsPerToken(const TransformerSpec& t) {
   if (t.experts <= 1) return 0.0;
   const auto h = static_cast<double>(t.hidden);
-  return (MoeExpertMultiplier(t) - 1.0) * 16.0 * h * h + 2.0 * h * static_cast<double>(t.experts);
+  return (MoeExpertMultiplier(t) - 1.0) * LayerGemmFlopsPerToken(t).mlp +
+         2.0 * h * static_cast<double>(t.experts);
 }
 
-Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
-                                Recompute recompute) {
+Flops ModelFlopsPerIteration(const TransformerSpec& t, int64_t global_batch, Recompute recompute) {
   const double B = static_cast<double>(global_batch);
   const double s = static_cast<double>(t.seq_len);
   const double l = static_cast<double>(t.layers);
@@ -159,20 +167,22 @@ Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
   // three passes at 2BshV, never recomputed. Its V/(16lh) term is 6BshV written over
   // 96·Bslh². Without recompute the layers run three passes (72) and the logit layer
   // still 6BshV; selective recompute adds the recomputed attention scores, 4Bs²hl.
-  const double layers = B * s * l * h * h * (1.0 + s / (6.0 * h));
+  // A layer's forward is Bs(A + M + 4sh) for its matrix products A + M (24h² for GPT shapes)
+  // and attention core 4sh; mixture of experts adds MoeExtraForwardFlopsPerToken per token
+  // (the MLP term counted top_k x capacity_factor times, and the router).
+  const LayerGemmFlops gemm = LayerGemmFlopsPerToken(t);
+  const double layer =
+      B * s * l * (gemm.attention + gemm.mlp + 4.0 * s * h + MoeExtraForwardFlopsPerToken(t));
   const double logits = 6.0 * B * s * h * V;
-  // Mixture of experts: each forward pass of a layer adds MoeExtraForwardFlopsPerToken per
-  // token (the MLP term counted top_k x capacity_factor times, and the router); 0 when dense.
-  const double moe = B * s * l * MoeExtraForwardFlopsPerToken(t);
   switch (recompute) {
     case Recompute::kFull:
-      return Flops::Count(96.0 * layers + logits + 4.0 * moe);
+      return Flops::Count(4.0 * layer + logits);
     case Recompute::kSelective:
-      return Flops::Count(72.0 * layers + logits + 4.0 * B * s * s * h * l + 3.0 * moe);
+      return Flops::Count(3.0 * layer + logits + 4.0 * B * s * s * h * l);
     case Recompute::kNone:
       break;
   }
-  return Flops::Count(72.0 * layers + logits + 3.0 * moe);
+  return Flops::Count(3.0 * layer + logits);
 }
 
 double OptimizerFlopsPerElement(Optimizer o) {

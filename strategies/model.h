@@ -41,13 +41,19 @@
 // last term is the logit layer, 6 B s h V, which is never recomputed; so without recompute
 // F = 72 B s l h^2 (1 + s/(6h)) + 6 B s h V. Selective recompute (Korthikanti Section 5)
 // re-runs only the attention core, adding its forward FLOPs 4 B s^2 h per layer.
-// Mixture of experts (experts > 1): eq. 3 as written for attention; its MLP term, 16 s h^2
-// per sequence, counted once per expert a token is dispatched to, top_k x capacity_factor
+// Eq. 3's 24 h^2 per token and layer are its GPT shapes' matrix products, 2 FLOPs per
+// multiply-add: QKV 6h^2, output projection 2h^2, MLP 2 x 2 h (4h). They are taken here from
+// the model's own shapes (LayerGemmFlopsPerToken): QKV 2h (h + 2kd) under grouped-query
+// attention (k KV heads of d = h/a), and an MLP of 2 x 2hf, or 2 x 3hf when gated (SwiGLU).
+// GPT shapes give eq. 3 exactly; Llama 3 70B (kd = h/8, f = 3.5h, gated) has 25.5 h^2, 6%
+// more than eq. 3's 24 h^2. The attention core, 4 s h per token, does not depend on k.
+// Mixture of experts (experts > 1): the MLP term (16 s h^2 per sequence for GPT shapes)
+// counted once per expert a token is dispatched to, top_k x capacity_factor
 // (Shazeer et al. 2017: each token runs its top-k experts; Fedus et al. 2022, Switch
 // Transformers, Section 2.2: expert capacity = capacity_factor x tokens x top_k / experts,
 // the padded slots computed too, so the experts of a group run top_k x capacity_factor MLPs
 // per token); plus the router, 2 h E per token. So a layer's forward adds
-// (top_k x cf - 1) 16 s h^2 + 2 s h E per sequence, in every pass that runs it (3 or 4).
+// (top_k x cf - 1) M + 2 s h E per sequence (M the MLP term), in every pass that runs it.
 // Dropless routing (capacity_factor 0) runs top_k MLPs per token over all ranks, however
 // unevenly they are spread: routing_imbalance changes which rank is slowest, not the FLOPs.
 //
@@ -153,10 +159,17 @@ double MoeExpertMultiplier(const TransformerSpec& t);
 // The same on the busiest rank, which paces the step: MoeExpertMultiplier, times
 // routing_imbalance when dropless (with a capacity every expert runs exactly its capacity).
 double MoeBusiestExpertMultiplier(const TransformerSpec& t);
-// Forward FLOPs per token per layer that MoE adds to eq. 3 (see above); 0 when dense.
+// Forward FLOPs per token of one layer's matrix products (see above): attention (QKV and
+// output projection) and one MLP (one expert's under MoE). REQUIRES: an architecture.
+struct LayerGemmFlops {
+  double attention = 0;
+  double mlp = 0;
+};
+LayerGemmFlops LayerGemmFlopsPerToken(const TransformerSpec& t);
+// Forward FLOPs per token per layer that MoE adds (see above); 0 when dense.
 double MoeExtraForwardFlopsPerToken(const TransformerSpec& t);
-Flops MegatronFlopsPerIteration(const TransformerSpec& t, int64_t global_batch,
-                                Recompute recompute);
+// Eq. 3 over the model's shapes, for one iteration of `global_batch` sequences.
+Flops ModelFlopsPerIteration(const TransformerSpec& t, int64_t global_batch, Recompute recompute);
 
 // FLOPs of the element-wise optimizer update per parameter (approximate: the update is bound
 // by memory traffic on every device, so this only matters for host-side steps).

@@ -477,19 +477,22 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const auto td = static_cast<double>(tp);
   const double attention_core = 4.0 * b * sc * s * h / td;
   // The two blocks of a layer (tp > 1 only, where collectives sit between them): attention
-  // (QKV 6 b s h^2, scores and context 4 b s^2 h, projection 2 b s h^2) and MLP (16 b s h^2).
-  const double attention_fwd = (8.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
+  // (QKV and projection, 8 b s h^2 for GPT shapes; scores and context 4 b s^2 h) and MLP
+  // (16 b s h^2 for GPT shapes), from the model's shapes (model.h, LayerGemmFlopsPerToken).
+  const LayerGemmFlops gemm = LayerGemmFlopsPerToken(t);
+  const double tokens = static_cast<double>(b * sc);
+  const double attention_fwd = (tokens * gemm.attention + 4.0 * b * sc * s * h) / td;
   // Mixture of experts (model.h): the MLP term once per routed expert, top_k x
   // capacity_factor, and the router 2 b s h E. With balanced routing every rank of an ep group
   // receives top_k x cf x its own token count (each of the ep ranks sends and receives the
-  // same share), so its experts compute top_k x cf x 16 b s h^2 / t whatever ep is, and
+  // same share), so its experts compute top_k x cf x the MLP term / t whatever ep is, and
   // ranks x that is the plan's figure. The router's GEMM is counted 1/t per tp rank (under
   // sequence parallelism each routes its s / t tokens; without it the t copies are redundant
   // work that eq. 3 does not count either).
   const double router_fwd = moe ? 2.0 * b * sc * h * static_cast<double>(t.experts) / td : 0.0;
-  const double expert_fwd = moe ? MoeBusiestExpertMultiplier(t) * 16.0 * b * sc * h * h / td : 0.0;
-  const double layer_fwd = moe ? attention_fwd + router_fwd + expert_fwd
-                               : (24.0 * b * sc * h * h + 4.0 * b * sc * s * h) / td;
+  const double expert_fwd = moe ? MoeBusiestExpertMultiplier(t) * tokens * gemm.mlp / td : 0.0;
+  const double layer_fwd =
+      moe ? attention_fwd + router_fwd + expert_fwd : attention_fwd + tokens * gemm.mlp / td;
   const double mlp_fwd = layer_fwd - attention_fwd;
   // Expert parallelism: a layer pass's tokens are dispatched to their experts and the results
   // combined by all-to-alls over the ep group of top_k x cf x b s h x 2 bytes (1/t of the

@@ -201,7 +201,11 @@ PassWork RoleWork(const TransformerSpec& t, const TrainingSpec& training,
   const Recompute rc = plan.effective_recompute;
   const bool sp = plan.effective_sequence_parallel && mesh.tp > 1;
   const int64_t local_seq = std::max<int64_t>(1, t.seq_len / std::max(1, mesh.cp));
-  const double layer_fwd = (24.0 * b * s * h * h + 4.0 * b * s * s * h) / (tp * cp);
+  // Eq. 3's 24 b s h^2 over the model's shapes (model.h), MoE experts and router included.
+  const LayerGemmFlops gemm = LayerGemmFlopsPerToken(t);
+  const double layer_fwd = (b * s * (gemm.attention + gemm.mlp + MoeExtraForwardFlopsPerToken(t)) +
+                            4.0 * b * s * s * h) /
+                           (tp * cp);
   const double attention_core = 4.0 * b * s * s * h / (tp * cp);
   const double io = 2.0 * b * s * h / cp / (sp ? tp : 1.0);
   const double weights = static_cast<double>(p.per_layer() * bpp.params) / tp;
@@ -566,8 +570,7 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                (gpu.memory_efficiency > 0 ? gpu.memory_efficiency : 1.0);
   const double overhead = gpu.kernel_overhead.ToSeconds();
   const double model_flops =
-      MegatronFlopsPerIteration(model.transformer, training.global_batch, Recompute::kNone)
-          .count() /
+      ModelFlopsPerIteration(model.transformer, training.global_batch, Recompute::kNone).count() /
       world;
   Links links;
   links.nvlink = node.nvlink_bandwidth.bytes_per_second();

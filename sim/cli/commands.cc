@@ -401,7 +401,8 @@ std::string SimulationTable(const SimResult& r) {
                   r.roles.size() == 1 ? std::string()
                                       : fmt::format(" (the slowest of {} roles)", r.roles.size()));
   out += fmt::format(
-      "MFU             {:.1f}% (Megatron-LM eq. 3 model FLOPs / step time / peak {}); HFU "
+      "MFU             {:.1f}% (model FLOPs, Megatron-LM eq. 3 on its shapes / step time / peak "
+      "{}); HFU "
       "{:.1f}% (recompute included)\n",
       100.0 * r.mfu, ToString(r.peak), 100.0 * r.hfu);
   out += fmt::format("throughput      {:.0f} tokens/s\n", r.tokens_per_second);

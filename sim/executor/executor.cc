@@ -1644,7 +1644,7 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
   // recompute, 72 plus the attention recompute under selective).
   const double world = static_cast<double>(std::max<int64_t>(plan.world, 1));
   out.model_flops_per_rank =
-      strategies::MegatronFlopsPerIteration(model.transformer, training.global_batch,
+      strategies::ModelFlopsPerIteration(model.transformer, training.global_batch,
                                             strategies::Recompute::kNone) /
       world;
   out.hardware_flops_per_rank = plan.flops_per_iteration / world;

@@ -246,7 +246,7 @@ struct RoleResult {
 
 struct SimResult {
   Duration step_time;             // the slowest role's
-  Flops model_flops_per_rank;     // Megatron-LM eq. 3 without recompute (72 B s l h^2 ...) / world
+  Flops model_flops_per_rank;     // eq. 3 over the model's shapes, no recompute (model.h) / world
   Flops hardware_flops_per_rank;  // the plan's FLOPs, recomputation included / world
   FlopRate peak;                  // per-GPU peak of the precision's compute type
   double mfu = 0;                 // model_flops_per_rank / (step_time x peak)

@@ -173,13 +173,18 @@ TEST(SimulateCommand, ReportsStepTimeAndUtilisationInJson) {
   EXPECT_LE(j["exposed_comm_s"].get<double>(), step);
   // HFU / MFU = hardware / model FLOPs. Under full recompute the layers run four passes
   // instead of three and the logit layer (never recomputed) three either way (Narayanan et
-  // al. 2021, eq. 3): (96 X + 6 B s h V) / (72 X + 6 B s h V), X = B s l h^2 (1 + s/6h).
-  // Llama-3-8B: l = 32, h = 4096, V = 128256; here B = 32, s = 4096.
-  const double B = 32, s = 4096, l = 32, h = 4096, V = 128256;
-  const double X = B * s * l * h * h * (1.0 + s / (6.0 * h));
+  // al. 2021, eq. 3): (4 X + 6 B s h V) / (3 X + 6 B s h V), X = B s l (A + M + 4 s h) the
+  // layers' forward, with eq. 3's 24 h^2 per token taken from the model's shapes (model.h).
+  // Llama-3-8B: l = 32, h = 4096, 8 KV heads of 128 (kd = 1024), gated f = 14336,
+  // V = 128256; here B = 32, s = 4096:
+  //   A = 2h (h + 2kd) + 2h^2 (QKV and output projection), M = 2 x 3hf (gated MLP).
+  const double B = 32, s = 4096, l = 32, h = 4096, kd = 1024, f = 14336, V = 128256;
+  const double A = 2 * h * (h + 2 * kd) + 2 * h * h;
+  const double M = 2 * 3 * h * f;
+  const double X = B * s * l * (A + M + 4 * s * h);
   const double logits = 6.0 * B * s * h * V;
-  EXPECT_NEAR(j["hfu"].get<double>() / j["mfu"].get<double>(),
-              (96 * X + logits) / (72 * X + logits), 1e-9);
+  EXPECT_NEAR(j["hfu"].get<double>() / j["mfu"].get<double>(), (4 * X + logits) / (3 * X + logits),
+              1e-9);
   // tokens/s = global batch x sequence length / step time = 32 x 4096 / step.
   EXPECT_NEAR(j["tokens_per_second"].get<double>(), 32.0 * 4096.0 / step, 1e-6 * 32 * 4096 / step);
 }

@@ -136,8 +136,8 @@ TEST_F(KorthikantiTable2, FullRecomputeKeepsOnlyTheLayerInput) {
 
 TEST(MegatronFlops, RecomputeAddsOneForwardPass) {
   const TransformerSpec& t = Model("gpt3-175b").transformer;
-  const double none = MegatronFlopsPerIteration(t, 1536, Recompute::kNone).count();
-  const double full = MegatronFlopsPerIteration(t, 1536, Recompute::kFull).count();
+  const double none = ModelFlopsPerIteration(t, 1536, Recompute::kNone).count();
+  const double full = ModelFlopsPerIteration(t, 1536, Recompute::kFull).count();
   // Full recompute adds one forward pass of the layers, 24 B s l h^2 (1 + s/6h), and
   // nothing for the logit layer, which is never recomputed (Narayanan et al. 2021, eq. 3).
   const double B = 1536, s = 2048, l = 96, h = 12288;
@@ -151,8 +151,25 @@ TEST(MegatronFlops, RecomputeAddsOneForwardPass) {
   const double per_token = none / (1536.0 * 2048.0);
   EXPECT_NEAR(per_token / (6 * 174.6e9), 1.0, 0.05);
   // Selective recompute adds the attention core's forward: 4 B s^2 h l.
-  const double selective = MegatronFlopsPerIteration(t, 1536, Recompute::kSelective).count();
+  const double selective = ModelFlopsPerIteration(t, 1536, Recompute::kSelective).count();
   EXPECT_DOUBLE_EQ(selective - none, 4.0 * 1536 * 2048.0 * 2048.0 * 12288 * 96);
+}
+
+TEST(MegatronFlops, LayerProductsComeFromTheModelsShapes) {
+  // GPT shapes (kd = h, f = 4h, plain MLP) give eq. 3's 8h^2 + 16h^2 per token exactly.
+  const TransformerSpec& gpt = Model("gpt3-175b").transformer;
+  const double h = 12288;
+  EXPECT_DOUBLE_EQ(LayerGemmFlopsPerToken(gpt).attention, 8 * h * h);
+  EXPECT_DOUBLE_EQ(LayerGemmFlopsPerToken(gpt).mlp, 16 * h * h);
+  // Llama 3 70B (Meta's model card: h = 8192, 64 heads, 8 KV heads, f = 28672, SwiGLU):
+  // QKV 2 h (h + 2 x 1024) and output 2 h^2; the gated MLP 2 x 3 h f = 21 h^2, so the layer
+  // has 25.5 h^2 against eq. 3's 24 h^2.
+  const TransformerSpec& llama = Model("llama3-70b").transformer;
+  const double H = 8192;
+  EXPECT_DOUBLE_EQ(LayerGemmFlopsPerToken(llama).attention, 2 * H * (H + 2048) + 2 * H * H);
+  EXPECT_DOUBLE_EQ(LayerGemmFlopsPerToken(llama).mlp, 6 * H * 28672);
+  const LayerGemmFlops g = LayerGemmFlopsPerToken(llama);
+  EXPECT_DOUBLE_EQ((g.attention + g.mlp) / (H * H), 25.5);
 }
 
 }  // namespace

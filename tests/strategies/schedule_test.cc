@@ -665,7 +665,8 @@ TEST(Schedule, DroplessRoutingImbalancePacesTheBusiestRank) {
   // copies of its s h tokens, so (Fedus et al. 2022's capacity, with the busiest load in
   // place of the padded one):
   //   all-to-all buffer  2r x b s h x 2 bytes = 2r x 4096 x 4096 x 2
-  //   expert FLOPs       2r x 16 b s h^2 per layer forward, twice that in backward,
+  //   expert FLOPs       2r x b s M per layer forward, twice that in backward, M = 2 x 3hf
+  //                      the FLOPs of one gated expert MLP per token (f = 14336),
   // while the model's FLOPs (eq. 3, MoE-aware) stay those of top_k = 2 experts per token.
   const ModelSpec base = Model("mixtral-8x7b");
   const StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 8, .ep = 8}, 8);
@@ -696,13 +697,12 @@ TEST(Schedule, DroplessRoutingImbalancePacesTheBusiestRank) {
   const Run padded = run(1.0, 1.0);
   const Run balanced = run(0.0, 1.0);
   const Run skewed = run(0.0, 1.5);
-  const double s = 4096, h = 4096;
+  const double s = 4096, M = 2.0 * 3 * 4096 * 14336;
   EXPECT_EQ(balanced.a2a_buffer, int64_t{2} * 4096 * 4096 * 2);
   EXPECT_EQ(skewed.a2a_buffer, int64_t{3} * 4096 * 4096 * 2);
   // 32 layers x m = 2 micro-batches x 3 passes' worth (forward + 2 x backward) of the
-  // extra 0.5 x 2 expert MLPs of 16 s h^2.
-  EXPECT_NEAR((skewed.flops - balanced.flops) / (32 * 2 * 3 * 0.5 * 2 * 16 * s * h * h), 1.0,
-              1e-12);
+  // extra 0.5 x 2 expert MLPs of s M.
+  EXPECT_NEAR((skewed.flops - balanced.flops) / (32 * 2 * 3 * 0.5 * 2 * s * M), 1.0, 1e-12);
   EXPECT_EQ(balanced.flops, padded.flops);  // top_k x cf 1.0 = top_k dropless
   EXPECT_EQ(skewed.plan.flops_per_iteration, padded.plan.flops_per_iteration);
   // The busiest rank holds more routed activations.
@@ -725,21 +725,22 @@ TEST(Schedule, DroplessRoutingImbalancePacesTheBusiestRank) {
 
 TEST(Schedule, MoeFlopsCountTopKTimesCapacityExpertMlps) {
   // Mixtral 8x7B, one sequence of s = 4096 tokens, no recompute (3 passes per layer):
-  // eq. 3 plus, per layer and pass, (top_k x cf - 1) 16 s h^2 + 2 s h E
-  //   = (2 x 1.0 - 1) x 16 x 4096 x 4096^2 + 2 x 4096 x 4096 x 8.
+  // eq. 3 plus, per layer and pass, (top_k x cf - 1) s M + 2 s h E with M = 2 x 3hf the
+  // FLOPs per token of one gated expert MLP (h = 4096, f = 14336, E = 8)
+  //   = (2 x 1.0 - 1) x 4096 x 6 x 4096 x 14336 + 2 x 4096 x 4096 x 8.
   TransformerSpec t = Model("mixtral-8x7b").transformer;
-  const double s = 4096, h = 4096, l = 32;
-  const double extra = 16 * s * h * h + 2 * s * h * 8;
+  const double s = 4096, h = 4096, l = 32, M = 6.0 * 4096 * 14336;
+  const double extra = s * M + 2 * s * h * 8;
   TransformerSpec dense = t;
   dense.experts = 0;
-  const double moe = MegatronFlopsPerIteration(t, 1, Recompute::kNone).count();
-  const double base = MegatronFlopsPerIteration(dense, 1, Recompute::kNone).count();
+  const double moe = ModelFlopsPerIteration(t, 1, Recompute::kNone).count();
+  const double base = ModelFlopsPerIteration(dense, 1, Recompute::kNone).count();
   EXPECT_NEAR((moe - base) / (3 * l * extra), 1.0, 1e-12);
   // Capacity factor 1.25 pads each expert's slots: 2.5 expert MLPs per token.
   t.capacity_factor = 1.25;
-  const double padded = MegatronFlopsPerIteration(t, 1, Recompute::kFull).count();
-  const double base_full = MegatronFlopsPerIteration(dense, 1, Recompute::kFull).count();
-  EXPECT_NEAR((padded - base_full) / (4 * l * (1.5 * 16 * s * h * h + 2 * s * h * 8)), 1.0, 1e-12);
+  const double padded = ModelFlopsPerIteration(t, 1, Recompute::kFull).count();
+  const double base_full = ModelFlopsPerIteration(dense, 1, Recompute::kFull).count();
+  EXPECT_NEAR((padded - base_full) / (4 * l * (1.5 * s * M + 2 * s * h * 8)), 1.0, 1e-12);
 }
 
 TEST(Schedule, RefusesUpFrontWhatWouldExceedTheOpLimit) {
