@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "base/errors.h"
@@ -269,6 +270,27 @@ struct StructureResult {
   SearchStats stats;
 };
 
+// The (tp_comm_overlap, gradient bucket) variants of a structure's candidates: knobs the plan
+// does not read, so one Analyze serves them all. Each knob is searched only where it changes
+// something (tp > 1; dp·cp > 1 with Θ replicated on dp), else left to the scenario.
+std::vector<std::pair<std::optional<bool>, Bytes>> Variants(const SearchSpace& space,
+                                                            const StrategySpec& strategy) {
+  const MeshShape& mesh = strategy.mesh;
+  std::vector<std::optional<bool>> overlaps = {std::nullopt};
+  if (mesh.tp > 1 && !space.tp_comm_overlap.empty()) {
+    overlaps.assign(space.tp_comm_overlap.begin(), space.tp_comm_overlap.end());
+  }
+  std::vector<Bytes> buckets = {Bytes::Zero()};
+  if (UsesGradientBuckets(strategy) && !space.gradient_buckets.empty()) {
+    buckets = space.gradient_buckets;
+  }
+  std::vector<std::pair<std::optional<bool>, Bytes>> out;
+  for (Bytes b : buckets) {
+    for (std::optional<bool> o : overlaps) out.push_back({o, b});
+  }
+  return out;
+}
+
 StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base_training,
                                 const topology::ClusterSpec& cluster, const SearchSpace& space,
                                 const SearchOptions& options, const Structure& st) {
@@ -283,16 +305,23 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
             [](Recompute a, Recompute b) { return MemoryRank(a) < MemoryRank(b); });
   std::array<int64_t, 3> fail_at;  // by MemoryRank: the smallest micro-batch that did not fit
   fail_at.fill(std::numeric_limits<int64_t>::max());
-  const int64_t per_structure = static_cast<int64_t>(space.recompute.size() * batches.size());
+  const auto variants = Variants(space, *strategy);
+  // Order: structure, recompute, micro-batch, variant (a variant is one more digit, so with
+  // one variant the order is the same as without them).
+  const auto n_variants = static_cast<int64_t>(std::max<size_t>(1, space.tp_comm_overlap.size()) *
+                                               std::max<size_t>(1, space.gradient_buckets.size()));
+  const int64_t per_structure =
+      static_cast<int64_t>(space.recompute.size() * batches.size()) * n_variants;
+  const auto n = static_cast<int64_t>(variants.size());
   for (Recompute rc : policies) {
     const int rank = MemoryRank(rc);
     for (int64_t mb : batches) {
       if (base_training.global_batch % (mb * dp) != 0) continue;
-      ++r.stats.candidates;
+      r.stats.candidates += n;
       bool pruned = false;
       for (int k = 0; k <= rank; ++k) pruned = pruned || fail_at[static_cast<size_t>(k)] <= mb;
       if (pruned) {
-        ++r.stats.pruned;
+        r.stats.pruned += n;
         continue;
       }
       Candidate c = st.base;
@@ -302,34 +331,42 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
           std::find(space.recompute.begin(), space.recompute.end(), rc) - space.recompute.begin();
       const auto mb_pos = std::find(space.micro_batches.begin(), space.micro_batches.end(), mb) -
                           space.micro_batches.begin();
-      c.order = st.order * per_structure +
-                static_cast<int64_t>(rc_pos) * static_cast<int64_t>(batches.size()) + mb_pos;
+      const int64_t order =
+          st.order * per_structure +
+          (static_cast<int64_t>(rc_pos) * static_cast<int64_t>(batches.size()) + mb_pos) *
+              n_variants;
       const TrainingSpec training = CandidateTraining(c, base_training);
       ++r.stats.analyzed;
       StatusOr<Plan> plan = Analyze(model, training, *strategy, cluster, options.analyze);
       if (!plan.ok()) {
-        ++r.stats.rejected;
+        r.stats.rejected += n;
         continue;
       }
       bool fits = true;
       for (const auto& role : plan->roles) fits = fits && role.memory.fits;
       if (!fits) {
         fail_at[static_cast<size_t>(rank)] = std::min(fail_at[static_cast<size_t>(rank)], mb);
-        ++r.stats.rejected;
+        r.stats.rejected += n;
         continue;
       }
       if (!plan->ok()) {
-        ++r.stats.rejected;
+        r.stats.rejected += n;
         continue;
       }
-      ScreenedCandidate s;
-      s.candidate = std::move(c);
-      s.estimate =
-          EstimateStep(model, training, *strategy, cluster, *plan, options.gradient_bucket);
-      s.memory = plan->largest().memory.total;
-      s.capacity = plan->largest().memory.capacity;
-      r.feasible.push_back(std::move(s));
-      ++r.stats.feasible;
+      for (int64_t i = 0; i < n; ++i) {
+        ScreenedCandidate s;
+        s.candidate = c;
+        s.candidate.tp_comm_overlap = variants[static_cast<size_t>(i)].first;
+        s.candidate.gradient_bucket = variants[static_cast<size_t>(i)].second;
+        s.candidate.order = order + i;
+        s.estimate = EstimateStep(model, training, *strategy, cluster, *plan,
+                                  CandidateBucket(s.candidate, options.gradient_bucket),
+                                  s.candidate.tp_comm_overlap.value_or(false));
+        s.memory = plan->largest().memory.total;
+        s.capacity = plan->largest().memory.capacity;
+        r.feasible.push_back(std::move(s));
+        ++r.stats.feasible;
+      }
     }
   }
   return r;
@@ -373,23 +410,31 @@ std::vector<Structure> Structures(const ModelSpec& model, const topology::Cluste
           }
           std::vector<bool> sps = {false};
           if (tp > 1) sps = space.sequence_parallel;
+          std::vector<std::optional<bool>> flashes = {std::nullopt};
+          if (!space.flash_attention.empty()) {
+            flashes.assign(space.flash_attention.begin(), space.flash_attention.end());
+          }
           for (const auto& [schedule, v] : schedules) {
             for (bool sp : sps) {
               for (const std::string& preset : space.presets) {
-                // One data-parallel rank: every preset places the states the same way.
-                if (int64_t{dp} * cp == 1 && preset != space.presets.front()) continue;
-                if (preset == "fsdp-hybrid") {
-                  StatusOr<StrategySpec> s = ExpandStrategyPreset(preset, mesh, cluster.node.gpus);
-                  if (!s.ok() || s->shard_group_size <= 0 || s->shard_group_size >= dp) continue;
+                for (std::optional<bool> flash : flashes) {
+                  // One data-parallel rank: every preset places the states the same way.
+                  if (int64_t{dp} * cp == 1 && preset != space.presets.front()) continue;
+                  if (preset == "fsdp-hybrid") {
+                    StatusOr<StrategySpec> s =
+                        ExpandStrategyPreset(preset, mesh, cluster.node.gpus);
+                    if (!s.ok() || s->shard_group_size <= 0 || s->shard_group_size >= dp) continue;
+                  }
+                  Structure st;
+                  st.base.mesh = mesh;
+                  st.base.preset = preset;
+                  st.base.schedule = schedule;
+                  st.base.virtual_stages = v;
+                  st.base.sequence_parallel = sp;
+                  st.base.flash_attention = flash;
+                  st.order = static_cast<int64_t>(out.size());
+                  out.push_back(std::move(st));
                 }
-                Structure st;
-                st.base.mesh = mesh;
-                st.base.preset = preset;
-                st.base.schedule = schedule;
-                st.base.virtual_stages = v;
-                st.base.sequence_parallel = sp;
-                st.order = static_cast<int64_t>(out.size());
-                out.push_back(std::move(st));
               }
             }
           }
@@ -463,6 +508,40 @@ SearchSpace DefaultSearchSpace(const ModelSpec& model, const TrainingSpec& train
                  PipelineSchedule::kGpipe};
   s.virtual_stages = {1, 2, 4};
   return s;
+}
+
+SearchSpace ExhaustiveSearchSpace(const ModelSpec& model, const TrainingSpec& training,
+                                  const topology::ClusterSpec& cluster) {
+  SearchSpace s = DefaultSearchSpace(model, training, cluster);
+  // fsdp and megatron are left out: they place every state as zero3 and ddp do.
+  s.presets = {"ddp",         "zero1",        "zero2",         "zero3",
+               "fsdp-hybrid", "zero-offload", "zero-infinity", "zero-infinity-host"};
+  s.micro_batches.clear();
+  for (int d : Divisors(training.global_batch)) s.micro_batches.push_back(d);
+  std::reverse(s.micro_batches.begin(), s.micro_batches.end());  // larger first, as default
+  s.sequence_parallel = {true, false};
+  s.virtual_stages = Divisors(model.transformer.layers);
+  s.flash_attention = {training.flash_attention, !training.flash_attention};
+  s.tp_comm_overlap = {false, true};
+  s.gradient_buckets = {Bytes::Zero(), kWholeGradientBucket};
+  return s;
+}
+
+std::vector<std::string> SearchSpaceNames() { return {"default", "exhaustive"}; }
+
+StatusOr<SearchSpace> NamedSearchSpace(std::string_view name, const ModelSpec& model,
+                                       const TrainingSpec& training,
+                                       const topology::ClusterSpec& cluster) {
+  RETURN_IF_ERROR(CheckSearchSpaceName(name));
+  if (name == "exhaustive") return ExhaustiveSearchSpace(model, training, cluster);
+  return DefaultSearchSpace(model, training, cluster);
+}
+
+Status CheckSearchSpaceName(std::string_view name) {
+  const std::vector<std::string> names = SearchSpaceNames();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return OkStatus();
+  return InvalidArgumentError(
+      fmt::format("--space \"{}\": unknown search space; valid: {}", name, JoinNames(names)));
 }
 
 std::vector<std::string> SearchFieldNames() {
@@ -539,6 +618,13 @@ std::string CandidateLabel(const Candidate& c) {
     s += fmt::format(" {}", PipelineScheduleName(c.schedule));
     if (c.virtual_stages > 1) s += fmt::format(" v{}", c.virtual_stages);
   }
+  if (c.flash_attention.value_or(false)) s += " flash";
+  if (c.tp_comm_overlap.value_or(false)) s += " tp-overlap";
+  if (c.gradient_bucket == kWholeGradientBucket) {
+    s += " bucket=whole";
+  } else if (c.gradient_bucket > Bytes::Zero()) {
+    s += " bucket=" + ToString(c.gradient_bucket);
+  }
   return s;
 }
 
@@ -553,12 +639,22 @@ TrainingSpec CandidateTraining(const Candidate& c, const TrainingSpec& base) {
   t.sequence_parallel = c.sequence_parallel && c.mesh.tp > 1;
   t.pipeline_schedule = c.schedule;
   t.virtual_stages = c.virtual_stages;
+  if (c.flash_attention) t.flash_attention = *c.flash_attention;
   return t;
+}
+
+Bytes CandidateBucket(const Candidate& c, Bytes search_bucket) {
+  return c.gradient_bucket > Bytes::Zero() ? c.gradient_bucket : search_bucket;
+}
+
+bool UsesGradientBuckets(const StrategySpec& strategy) {
+  return int64_t{strategy.mesh.dp} * strategy.mesh.cp > 1 &&
+         strategy.at(Axis::kData, State::kParams).mode == Mode::kReplicated;
 }
 
 StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                           const StrategySpec& strategy, const topology::ClusterSpec& cluster,
-                          const Plan& plan, Bytes gradient_bucket) {
+                          const Plan& plan, Bytes gradient_bucket, bool tp_comm_overlap) {
   const topology::NodeSpec& node = cluster.node;
   const topology::DeviceSpec& gpu = node.gpu;
   const MeshShape& mesh = strategy.mesh;
@@ -619,6 +715,7 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
     }
     bool gathers = false;
     double tp = 0, pp = 0, cp = 0, ep = 0;
+    double tp_chunk = 0;  // one tp-th chunk of every tensor-parallel call (tp_comm_overlap)
     for (const Collective& col : role.collectives) {
       const int64_t l = MembersOnFirstNode(strategy, col, std::max(1, node.gpus));
       const double s = static_cast<double>(col.buffer_bytes.count());
@@ -629,6 +726,9 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
       if (!IsDataAxis(col.axis)) {
         const double t = CallSeconds(col.kind, col.group_size, l, s, links) * col.count;
         (col.axis == Axis::kTensor ? tp : col.axis == Axis::kPipeline ? pp : ep) += t;
+        if (col.axis == Axis::kTensor && mesh.tp > 1) {
+          tp_chunk += CallSeconds(col.kind, col.group_size, l, s / mesh.tp, links) * col.count;
+        }
         continue;
       }
       // One occurrence of the collective runs as `calls` calls: per gather unit for gathered
@@ -666,6 +766,17 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
     } else {
       dp += (m - 1) * std::max(0.0, k_bwd - c_fwd - c_bwd);
       if (k_bwd + k_step > 0) dp += std::max(tail, k_bwd + k_step - c_bwd);
+    }
+    if (tp_comm_overlap && mesh.tp > 1) {
+      // Chunked blocks (see "overlap" in search.h): of every call one chunk stays exposed,
+      // the other tp - 1 hide under the chunked passes' compute; the attention block is not
+      // chunked under ring attention, nor the MLP block of a mixture of experts.
+      const double f = (mesh.cp == 1 ? 0.5 : 0.0) + (model.transformer.experts <= 1 ? 0.5 : 0.0);
+      const double hideable = m * (w.forward + w.backward + w.recompute);
+      const double chunked = tp_chunk + std::max(0.0, (mesh.tp - 1) * tp_chunk - hideable);
+      tp = (1 - f) * tp + f * chunked;
+      kernels += f * m * static_cast<double>(role.layers) * 2 * (mesh.tp - 1) *
+                 (plan.effective_recompute != Recompute::kNone ? 3 : 2);
     }
     double offload = 0;
     const double pcie = node.pcie_bandwidth.bytes_per_second();

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/check.h"
 #include "base/errors.h"
 #include "base/status.h"
 #include "base/units.h"
@@ -44,6 +45,7 @@ struct SearchArgs {
   int64_t jobs = 0;
   std::string format = "table";
   std::string network = "analytic";
+  std::string space = "default";
 };
 
 // One ranked row: a feasible candidate and, when tier 2 simulated it, its simulated result.
@@ -56,7 +58,7 @@ struct Row {
 };
 
 // Tier 2: simulates the first `k` rows (see search.h). A row the simulator refuses (expert
-// parallelism under ZeRO-2/3, offload or cp, or a schedule over the op limit) keeps its
+// parallelism with offload, hybrid groups or cp, or a schedule over the op limit) keeps its
 // estimate.
 void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, int64_t jobs,
                  const std::string& network, std::ostream& err) {
@@ -68,13 +70,16 @@ void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, in
                  "cannot simulate; every row keeps its estimate: " + cluster.status().message());
     return;
   }
-  ExecutorOptions options = ExecutorOptionsFromSettings(scenario.simulation);
-  if (const std::optional<NetworkModel> model = NetworkOverride(network)) options.network = *model;
+  ExecutorOptions base = ExecutorOptionsFromSettings(scenario.simulation);
+  if (const std::optional<NetworkModel> model = NetworkOverride(network)) base.network = *model;
   std::atomic<size_t> next{0};
   auto work = [&]() {
     for (size_t i = next.fetch_add(1); i < picks; i = next.fetch_add(1)) {
       Row& row = rows[i];
       const strategies::Candidate& c = row.screened->candidate;
+      ExecutorOptions options = base;
+      options.schedule.bucket_bytes = strategies::CandidateBucket(c, options.schedule.bucket_bytes);
+      if (c.tp_comm_overlap) options.schedule.tp_comm_overlap = *c.tp_comm_overlap;
       StatusOr<strategies::StrategySpec> strategy =
           strategies::CandidateStrategy(c, scenario.cluster);
       if (!strategy.ok()) {
@@ -107,7 +112,15 @@ std::string ScheduleText(const strategies::Candidate& c) {
   return s;
 }
 
-Json RowJson(const Row& row, int64_t rank, const Row& best) {
+// The knobs only the exhaustive space searches, as the row's tier 2 runs them.
+struct Effective {
+  bool flash_attention = false;
+  bool tp_comm_overlap = false;
+  Bytes gradient_bucket;
+  const topology::ClusterSpec* cluster = nullptr;
+};
+
+Json RowJson(const Row& row, int64_t rank, const Row& best, const Effective* extra) {
   const ScreenedCandidate& s = *row.screened;
   const strategies::Candidate& c = s.candidate;
   Json j;
@@ -123,6 +136,17 @@ Json RowJson(const Row& row, int64_t rank, const Row& best) {
   j["micro_batch"] = c.micro_batch;
   j["recompute"] = strategies::RecomputeName(c.recompute);
   j["sequence_parallel"] = c.sequence_parallel && c.mesh.tp > 1;
+  if (extra != nullptr) {
+    j["flash_attention"] = c.flash_attention.value_or(extra->flash_attention);
+    j["tp_comm_overlap"] = c.mesh.tp > 1 && c.tp_comm_overlap.value_or(extra->tp_comm_overlap);
+    // "-" where gradients are not bucketed (one data-parallel rank, or synced per unit).
+    StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, *extra->cluster);
+    const Bytes bucket = strategies::CandidateBucket(c, extra->gradient_bucket);
+    j["gradient_bucket"] = !strategy.ok() || !strategies::UsesGradientBuckets(*strategy)
+                               ? std::string("-")
+                           : bucket == strategies::kWholeGradientBucket ? std::string("whole")
+                                                                        : ToString(bucket);
+  }
   j["step_time_s"] = row.step().ToSeconds();
   j["source"] = row.simulated_step ? "simulated" : "estimated";
   j["estimated_step_time_s"] = s.estimate.total.ToSeconds();
@@ -159,6 +183,9 @@ constexpr Column kColumns[] = {
     {"micro_batch", "mb"},
     {"recompute", "recompute"},
     {"sequence_parallel", "sp"},
+    {"flash_attention", "flash"},
+    {"tp_comm_overlap", "tp overlap"},
+    {"gradient_bucket", "bucket"},
     {"step_time_s", "step time"},
     {"source", "source"},
     {"memory_bytes", "memory/GPU"},
@@ -178,11 +205,14 @@ std::string Cell(const std::string& key, const Json& v) {
   return v.dump();
 }
 
+// Columns whose keys the rows hold (ep only for mixture-of-experts models; the exhaustive
+// space's knobs only when it was searched).
 std::string Render(const Json& doc, const std::string& format, bool moe) {
   if (format == "json") return doc.dump(2) + "\n";
   std::vector<Column> columns;
+  const Json& first = doc.at("rows").at(0);
   for (const Column& c : kColumns) {
-    if (std::string_view(c.key) != "ep" || moe) columns.push_back(c);
+    if ((std::string_view(c.key) != "ep" || moe) && first.contains(c.key)) columns.push_back(c);
   }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header;
@@ -236,8 +266,13 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "fix", po::value<std::vector<std::string>>(&a.fixes)->composing(),
       ("FIELD=VALUE: pin a searched knob (repeatable); fields: " +
        JoinNames(strategies::SearchFieldNames()))
-          .c_str())("simulate-top", po::value<int64_t>(&a.simulate_top)->default_value(32),
-                    "simulate the best K by estimate; 0 = none")(
+          .c_str())(
+      "space", po::value<std::string>(&a.space)->default_value("default"),
+      "search space: default (the common knob values) or exhaustive (Calculon's knobs mapped "
+      "onto placesim's: every micro-batch dividing the global batch, every interleaving, "
+      "offload presets, sequence parallelism, flash attention, tp overlap, dp overlap)")(
+      "simulate-top", po::value<int64_t>(&a.simulate_top)->default_value(32),
+      "simulate the best K by estimate; 0 = none")(
       "network", po::value<std::string>(&a.network)->default_value("analytic"),
       "network model of the tier-2 simulations: analytic (alpha-beta, no contention; a "
       "pipelined step in about 2 s), flow (max-min contention, about twice as long), or "
@@ -266,6 +301,9 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
     errors.AddLine(fmt::format("--simulate-top: {}: must be >= 0", a.simulate_top));
   }
   if (a.top < 1) errors.AddLine(fmt::format("--top: {}: must be >= 1", a.top));
+  if (Status known = strategies::CheckSearchSpaceName(a.space); !known.ok()) {
+    errors.AddLine(known.message());
+  }
   const std::vector<std::string>& networks = NetworkChoices();
   if (std::find(networks.begin(), networks.end(), a.network) == networks.end()) {
     errors.AddLine(fmt::format("--network: \"{}\": unknown network model; valid: {}", a.network,
@@ -283,8 +321,10 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
     PrintMessage(err, "search", "bad input:\n" + errors.ToStatus().message());
     return kExitBadInput;
   }
-  strategies::SearchSpace space =
-      strategies::DefaultSearchSpace(scenario->model, scenario->training, scenario->cluster);
+  StatusOr<strategies::SearchSpace> named =
+      strategies::NamedSearchSpace(a.space, scenario->model, scenario->training, scenario->cluster);
+  PLACESIM_CHECK(named.ok());  // the name was checked above
+  strategies::SearchSpace space = *std::move(named);
   for (const std::string& fix : a.fixes) {
     const size_t eq = fix.find('=');
     if (eq == std::string::npos) {
@@ -340,6 +380,7 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
   Json doc;
   doc["scenario"] = a.path;
+  if (a.space != "default") doc["space"] = a.space;
   doc["fix"] = a.fixes;
   doc["candidates"] = stats.candidates;
   doc["pruned"] = stats.pruned;
@@ -347,9 +388,13 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   doc["feasible"] = stats.feasible;
   doc["simulate_top"] = a.simulate_top;
   doc["simulated"] = simulated;
+  const Effective effective{scenario->training.flash_attention,
+                            scenario->simulation.tp_comm_overlap,
+                            scenario->simulation.gradient_bucket_size, &scenario->cluster};
+  const Effective* extra = a.space == "default" ? nullptr : &effective;
   Json list = Json::array();
   for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < a.top; ++i) {
-    list.push_back(RowJson(rows[i], static_cast<int64_t>(i) + 1, rows.front()));
+    list.push_back(RowJson(rows[i], static_cast<int64_t>(i) + 1, rows.front(), extra));
   }
   doc["rows"] = std::move(list);
   out << Render(doc, a.format, scenario->model.transformer.experts > 1);

@@ -121,6 +121,47 @@ TEST(SearchCommand, BadFixValuesExitTwoWithTheValidValues) {
   EXPECT_THAT(o.err, HasSubstr("--fix \"strategy.dp\": must be FIELD=VALUE"));
 }
 
+TEST(SearchCommand, ExhaustiveSpaceGivesTheSameOutputForOneAndTwoJobs) {
+  for (const char* format : {"table", "csv", "json"}) {
+    Outcome one = Search({SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "4",
+                          "--jobs", "1", "--format", format});
+    Outcome two = Search({SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "4",
+                          "--jobs", "2", "--format", format});
+    ASSERT_EQ(one.code, kExitOk) << one.err;
+    EXPECT_EQ(one.out, two.out) << format;
+  }
+}
+
+TEST(SearchCommand, ExhaustiveSpaceShowsItsKnobsAndTheDefaultDoesNot) {
+  Outcome all = Search(
+      {SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "0", "--format", "json"});
+  Outcome def = Search({SmallGptScenario(), "--simulate-top", "0", "--format", "json"});
+  ASSERT_EQ(all.code, kExitOk) << all.err;
+  ASSERT_EQ(def.code, kExitOk) << def.err;
+  EXPECT_EQ(Json(all)["space"], "exhaustive");
+  EXPECT_FALSE(Json(def).contains("space"));
+  EXPECT_GT(Json(all)["candidates"].get<int64_t>(), Json(def)["candidates"].get<int64_t>());
+  for (const char* key : {"flash_attention", "tp_comm_overlap", "gradient_bucket"}) {
+    EXPECT_TRUE(Json(all)["rows"][0].contains(key)) << key;
+    EXPECT_FALSE(Json(def)["rows"][0].contains(key)) << key;
+  }
+  Outcome table =
+      Search({SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "0", "--top", "1"});
+  ASSERT_EQ(table.code, kExitOk) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("tp overlap"));
+  Outcome csv = Search({SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "0", "--top",
+                        "1", "--format", "csv"});
+  EXPECT_THAT(csv.out, HasSubstr(",flash_attention,tp_comm_overlap,gradient_bucket,"));
+}
+
+TEST(SearchCommand, UnknownSpaceExitsTwoWithTheValidOnes) {
+  Outcome o = Search({SmallGptScenario(), "--space", "huge"});
+  EXPECT_EQ(o.code, kExitBadInput);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err,
+              HasSubstr("--space \"huge\": unknown search space; valid: default, exhaustive"));
+}
+
 TEST(SearchCommand, BadFlagsAndScenariosExitTwo) {
   EXPECT_EQ(Search({SmallGptScenario(), "--format", "xml"}).code, kExitBadInput);
   EXPECT_EQ(Search({SmallGptScenario(), "--top", "0"}).code, kExitBadInput);

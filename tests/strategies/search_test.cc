@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -258,6 +259,128 @@ TEST(Search, ZeroThreePaysForItsGathersAndZeroTwoForItsReduceScatters) {
   EXPECT_GT(compared, 0);
   EXPECT_GT(larger, 0);
   EXPECT_LT(larger, compared);
+}
+
+// Every list of `sub` is inside the same list of `super`.
+template <typename T>
+bool Within(const std::vector<T>& sub, const std::vector<T>& super) {
+  return std::all_of(sub.begin(), sub.end(), [&](const T& v) {
+    return std::find(super.begin(), super.end(), v) != super.end();
+  });
+}
+
+TEST(ExhaustiveSpace, HoldsEveryCandidateOfTheDefaultSpace) {
+  Workload s = SmallGptOnOneNode();
+  s.cluster.node.gpu.hbm_capacity = GB(0.5);
+  const SearchSpace def = Space(s);
+  const SearchSpace all = ExhaustiveSearchSpace(s.model, s.training, s.cluster);
+  EXPECT_TRUE(Within(def.dp, all.dp) && Within(def.tp, all.tp) && Within(def.pp, all.pp) &&
+              Within(def.cp, all.cp) && Within(def.ep, all.ep));
+  EXPECT_TRUE(Within(def.presets, all.presets));
+  EXPECT_TRUE(Within(def.micro_batches, all.micro_batches));
+  EXPECT_TRUE(Within(def.recompute, all.recompute));
+  EXPECT_TRUE(Within(def.sequence_parallel, all.sequence_parallel));
+  EXPECT_TRUE(Within(def.schedules, all.schedules));
+  EXPECT_TRUE(Within(def.virtual_stages, all.virtual_stages));
+  // The default space leaves flash attention, tp overlap and the bucket to the scenario
+  // (off, off, the search's bucket); the exhaustive one holds those values.
+  EXPECT_TRUE(Within(std::vector<bool>{false}, all.flash_attention));
+  EXPECT_TRUE(Within(std::vector<bool>{false}, all.tp_comm_overlap));
+  EXPECT_TRUE(Within(std::vector<Bytes>{Bytes::Zero()}, all.gradient_buckets));
+  // So every feasible default candidate is a feasible exhaustive one, with the same label
+  // (the new knobs print only when on) and the same estimate.
+  StatusOr<SearchResult> d = Screen(s, def);
+  StatusOr<SearchResult> e = Screen(s, all, 2);
+  ASSERT_TRUE(d.ok() && e.ok());
+  EXPECT_GT(e->stats.candidates, d->stats.candidates);
+  std::map<std::string, Duration> exhaustive;
+  for (const auto& f : e->feasible) exhaustive[CandidateLabel(f.candidate)] = f.estimate.total;
+  ASSERT_FALSE(d->feasible.empty());
+  for (const auto& f : d->feasible) {
+    const auto it = exhaustive.find(CandidateLabel(f.candidate));
+    ASSERT_NE(it, exhaustive.end()) << CandidateLabel(f.candidate);
+    EXPECT_EQ(it->second, f.estimate.total) << CandidateLabel(f.candidate);
+  }
+}
+
+TEST(ExhaustiveSpace, CountsEveryCombinationOfItsKnobs) {
+  // The small GPT on 4 GPUs of one node, global batch 8. Knob lists: dp, tp, pp, cp in
+  // {1, 2, 4} (8 heads, 4 layers, 512 tokens, 4 GPUs per node), ep 1; micro-batches the
+  // divisors of 8 with (mb·dp) | 8: 4 for dp 1 (8, 4, 2, 1), 3 for dp 2, 2 for dp 4;
+  // schedules: pp 1 one; pp 2 three (1F1B, GPipe, interleaved v 2, as 4 % (2·2) = 0 and
+  // 4 % (2·4) != 0); pp 4 two (1F1B, GPipe); tp > 1: sequence parallel x tp overlap = 2 x 2;
+  // presets and buckets: dp·cp = 1 one (ddp); else ddp, zero1, zero2, zero-offload x 2
+  // buckets + zero3, zero-infinity, zero-infinity-host x 1 = 11 (fsdp-hybrid's shard group,
+  // the dp ranks of a node, is all of dp here, so it is left out as zero3); then every
+  // structure x 2 flash attention x 3 recompute.
+  // The 10 meshes dp·tp·pp·cp = 4, mb x schedules x (tp > 1 ? 4 : 1) x presets·buckets:
+  //   dp4 2·1·1·11 = 22, tp4 4·1·4·1 = 16, pp4 4·2·1·1 = 8, cp4 4·1·1·11 = 44,
+  //   dp2 tp2 3·1·4·11 = 132, dp2 pp2 3·3·1·11 = 99, dp2 cp2 3·1·1·11 = 33,
+  //   tp2 pp2 4·3·4·1 = 48, tp2 cp2 4·1·4·11 = 176, pp2 cp2 4·3·1·11 = 132;
+  //   sum 710, x 2 x 3 = 4260.
+  Workload s = SmallGptOnOneNode();
+  s.cluster.node.gpus = 4;
+  s.training.global_batch = 8;
+  StatusOr<SearchResult> r = Screen(s, ExhaustiveSearchSpace(s.model, s.training, s.cluster), 2);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->stats.candidates, 4260);
+  EXPECT_EQ(r->stats.candidates, r->stats.pruned + r->stats.rejected + r->stats.feasible);
+  EXPECT_LE(r->stats.analyzed, r->stats.rejected + r->stats.feasible);
+}
+
+TEST(ExhaustiveSpace, SameResultOnOneAndTwoThreads) {
+  Workload s = SmallGptOnOneNode();
+  s.cluster.node.gpu.hbm_capacity = GB(0.5);
+  const SearchSpace space = ExhaustiveSearchSpace(s.model, s.training, s.cluster);
+  StatusOr<SearchResult> one = Screen(s, space, 1);
+  StatusOr<SearchResult> two = Screen(s, space, 2);
+  ASSERT_TRUE(one.ok() && two.ok());
+  ASSERT_EQ(one->feasible.size(), two->feasible.size());
+  for (size_t i = 0; i < one->feasible.size(); ++i) {
+    EXPECT_EQ(CandidateLabel(one->feasible[i].candidate),
+              CandidateLabel(two->feasible[i].candidate));
+    EXPECT_EQ(one->feasible[i].candidate.order, two->feasible[i].candidate.order);
+    EXPECT_EQ(one->feasible[i].estimate.total, two->feasible[i].estimate.total);
+  }
+  EXPECT_EQ(one->stats.pruned, two->stats.pruned);
+  EXPECT_EQ(one->stats.analyzed, two->stats.analyzed);
+}
+
+TEST(ExhaustiveSpace, CandidateKnobsReachTheTrainingAndTheEstimate) {
+  Workload s = Gpt3OnEightDgxA100();
+  Candidate c;
+  c.mesh = topology::MeshShape{1, 8, 8, 1, 1};
+  c.preset = "zero1";
+  c.recompute = Recompute::kFull;
+  c.sequence_parallel = true;
+  EXPECT_FALSE(CandidateTraining(c, s.training).flash_attention);  // the scenario's
+  c.flash_attention = true;
+  EXPECT_TRUE(CandidateTraining(c, s.training).flash_attention);
+  EXPECT_EQ(CandidateBucket(c, MiB(25)), MiB(25));
+  c.gradient_bucket = kWholeGradientBucket;
+  EXPECT_EQ(CandidateBucket(c, MiB(25)), kWholeGradientBucket);
+  c.tp_comm_overlap = true;
+  EXPECT_EQ(CandidateLabel(c),
+            "zero1 dp1 tp8 pp8 cp1 mb1 recompute=full sp 1f1b flash tp-overlap bucket=whole");
+  // GPT-3 on tp 8 inside a node: a layer's GEMMs (24 b s h^2 / 8 = 0.93 TFLOP a pass, about
+  // 3 ms on an A100) dwarf its tp calls (buffers of 2 b s h = 50 MB, ~0.2 ms). With the
+  // overlap one chunk (1/8 of the bytes, one latency) of every call stays exposed and the
+  // other 7 hide under that compute, so the tp part falls below the unchunked one but stays
+  // above 1/8 of it (every chunk pays the full latency).
+  StatusOr<StrategySpec> strategy = CandidateStrategy(c, s.cluster);
+  ASSERT_TRUE(strategy.ok());
+  const TrainingSpec training = CandidateTraining(c, s.training);
+  StatusOr<Plan> plan = Analyze(s.model, training, *strategy, s.cluster);
+  ASSERT_TRUE(plan.ok());
+  const auto tp_part = [&](bool overlap) {
+    return EstimateStep(s.model, training, *strategy, s.cluster, *plan, MiB(25), overlap)
+        .parts[static_cast<size_t>(CostPart::kTensorParallel)];
+  };
+  const Duration plain = tp_part(false);
+  const Duration chunked = tp_part(true);
+  EXPECT_GT(plain, Duration::Zero());
+  EXPECT_LT(chunked * 4, plain);
+  EXPECT_GT(chunked * 8, plain);
 }
 
 TEST(Search, RefusesABareParameterCount) {
