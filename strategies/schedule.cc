@@ -292,12 +292,6 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
     // Expert parallelism: ep groups carved out of dp, expert gradients synchronized over the
     // dp / ep ranks that hold the same experts. Generated for model states on the device
     // (DDP, ZeRO-1/2/3, FSDP) in shard groups of all of dp.
-    if (mesh.cp > 1) {
-      return FailedPreconditionError(
-          fmt::format("ep={} with cp={}: expert-parallel schedules are not generated with context "
-                      "parallelism yet",
-                      mesh.ep, mesh.cp));
-    }
     const Mode theta = strategy.at(Axis::kData, State::kParams).mode;
     const Mode grads = strategy.at(Axis::kData, State::kGrads).mode;
     const Mode omega = strategy.at(Axis::kData, State::kOptimizer).mode;
@@ -462,7 +456,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // coordinates congruent mod ep (ep coordinate = dp mod ep, topology/mesh.h): the replica
   // group of dp / ep (stride ep); with ep = 1 they are placed as the dense states.
   const bool split_expert = ep > 1;
-  const int64_t expert_n = split_expert ? dp / ep : n;
+  const int64_t expert_n = split_expert ? dp / ep * cp : n;
   const GroupKind expert_group = split_expert ? GroupKind::kReplicaGroup : shard_group;
   const bool grads_reduce_scattered = g_sharded || o_sharded;
   const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
@@ -1454,7 +1448,12 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
       const Op& op = sched.ops[i];
       if (op.kind != OpKind::kCollective || op.axis == Axis::kPipeline) continue;
       ops_of[Key{op.collective, op.state, op.axis, op.group}].push_back(i);
-      if (op.axis == Axis::kData) sched.ops[i].spans_context = cp > 1;
+      // dp groups span cp, as the states are placed on both; a hybrid replica group does not
+      // (its members share a cp coordinate), an expert replica group does (ep > 1; no hybrid).
+      if (op.axis == Axis::kData) {
+        sched.ops[i].spans_context =
+            cp > 1 && (op.group != GroupKind::kReplicaGroup || split_expert);
+      }
     }
     for (const auto& [key, indices] : ops_of) {
       std::vector<int64_t> weights;

@@ -197,7 +197,8 @@ struct Op {
   State state = State::kGrads;  // the training state moved (collectives and copies)
   // kCollective on the dp axis: the group also spans the cp axis (gradients and ZeRO shards
   // are synchronized over dp x cp, as in Megatron-LM), its members ordered by (dp, cp) with cp
-  // innermost; group_size counts them all.
+  // innermost; group_size counts them all. A replica group that spans cp is a dp replica
+  // group times the whole cp axis (the experts' under ep, dp / ep x cp ranks).
   bool spans_context = false;
   // kCopy.
   CopyKind copy = CopyKind::kDeviceToHost;

@@ -58,7 +58,7 @@ struct Row {
 };
 
 // Tier 2: simulates the first `k` rows (see search.h). A row the simulator refuses (expert
-// parallelism with offload, hybrid groups or cp, or a schedule over the op limit) keeps its
+// parallelism with offload or hybrid groups, or a schedule over the op limit) keeps its
 // estimate.
 void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, int64_t jobs,
                  const std::string& network, std::ostream& err) {

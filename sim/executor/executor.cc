@@ -476,9 +476,19 @@ StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& expert_or
         "collective group {} of size {}: must divide the {} axis of size {}",
         strategies::GroupKindName(op.group), n, topology::AxisName(op.axis), axis_size));
   }
+  // A replica group that spans cp (the experts' under ep with cp) is a dp replica group times
+  // the whole cp axis: dp coordinates first, first + stride, ... with every cp coordinate.
+  const bool joint_replicas = joint && op.group == GroupKind::kReplicaGroup;
+  if (joint_replicas && (n % ctx_.mesh.cp != 0 || ctx_.mesh.dp % (n / ctx_.mesh.cp) != 0)) {
+    return InvalidArgumentError(fmt::format(
+        "collective replica group of size {} spanning cp: must be a divisor of dp {} times cp {}",
+        n, ctx_.mesh.dp, ctx_.mesh.cp));
+  }
   // Axis coordinates of the members of the group whose lowest coordinate is `first`.
-  const int stride = op.group == GroupKind::kReplicaGroup ? axis_size / n : 1;
+  const int stride = !joint_replicas && op.group == GroupKind::kReplicaGroup ? axis_size / n : 1;
+  const int dp_stride = joint_replicas ? ctx_.mesh.dp / (n / ctx_.mesh.cp) : 1;
   auto leads = [&](int c) {
+    if (joint_replicas) return c % ctx_.mesh.cp == 0 && c / ctx_.mesh.cp < dp_stride;
     switch (op.group) {
       case GroupKind::kAxis:
         return c == 0;
@@ -488,6 +498,12 @@ StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& expert_or
         return c < stride;
     }
     return false;
+  };
+  // The k-th member's coordinate: for joint replicas, k = (dp step, cp) with cp innermost.
+  auto member_coord = [&](int first, int k) {
+    if (!joint_replicas) return first + k * stride;
+    return (first / ctx_.mesh.cp + (k / ctx_.mesh.cp) * dp_stride) * ctx_.mesh.cp +
+           k % ctx_.mesh.cp;
   };
   GroupLayout layout;
   layout.n = n;
@@ -501,7 +517,7 @@ StatusOr<const GroupLayout*> Runner::LayoutOf(int32_t stage, const Op& expert_or
     std::vector<VertexId> members;
     members.reserve(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
-      set_coord(c, first + k * stride);
+      set_coord(c, member_coord(first, k));
       members.push_back(
           rank_gpu_[static_cast<size_t>(topology::CoordToRank(ctx_.mesh, ctx_.rank_order, c))]);
     }
@@ -1645,7 +1661,7 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
   const double world = static_cast<double>(std::max<int64_t>(plan.world, 1));
   out.model_flops_per_rank =
       strategies::ModelFlopsPerIteration(model.transformer, training.global_batch,
-                                            strategies::Recompute::kNone) /
+                                         strategies::Recompute::kNone) /
       world;
   out.hardware_flops_per_rank = plan.flops_per_iteration / world;
   const double seconds = out.step_time.ToSeconds();

@@ -1037,5 +1037,37 @@ TEST(Executor, ADataParallelGroupThatSpansContextJoinsTheCpRanks) {
   EXPECT_THAT(r.status().message(), HasSubstr("must divide the dp axis of size 2"));
 }
 
+TEST(Executor, AReplicaGroupThatSpansContextIsADpReplicaGroupTimesCp) {
+  // Experts under ep = 2 with cp = 2: dp 8 x cp 2 on two DGX-H100 nodes, dp innermost, so
+  // node 0 holds cp rank 0 (dp 0..7) and node 1 cp rank 1. The expert replica group is the
+  // dp coordinates congruent mod ep times every cp rank: {d, d+2, d+4, d+6} x {0, 1}, 8
+  // members, ordered (dp, cp) with cp innermost. Its ring therefore alternates nodes: all
+  // 8 edges of each of the 2 groups cross the network and none stays on NVLink. (A group of
+  // 8 consecutive joint coordinates, or one cp rank's dp ring, would stay on one node.)
+  const topology::Cluster cluster = Dgx(2);
+  Schedule s = OneAllReduce(8, GB(1));
+  s.ops[0].group = strategies::GroupKind::kReplicaGroup;
+  s.ops[0].spans_context = true;
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  ctx.mesh.cp = 2;
+  ctx.mesh.ep = 2;
+  ctx.rank_order.inner_to_outer = {topology::Axis::kTensor, topology::Axis::kData,
+                                   topology::Axis::kContext, topology::Axis::kPipeline};
+  ExecutorOptions opt;
+  opt.algorithm = CollectiveAlgorithm::kRing;
+  StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Bytes nvlink = Bytes::Zero(), network = Bytes::Zero();
+  for (const LinkKindStats& l : r->links) {
+    if (l.kind == topology::LinkKind::kNvlink) nvlink += l.bytes;
+    if (l.kind == topology::LinkKind::kNetwork) network += l.bytes;
+  }
+  EXPECT_EQ(nvlink, Bytes::Zero());
+  // 16 ring edges of 2 (8-1)/8 x 1 GB = 1.75 GB, each over its sender's and receiver's NIC
+  // links at least.
+  EXPECT_GE(network, MB(1750) * (16 * 2));
+}
+
 }  // namespace
 }  // namespace placesim::sim

@@ -491,16 +491,11 @@ TEST(Schedule, RefusesWhatItDoesNotGenerate) {
                 HasSubstr("expert-parallel schedules are generated for model states on the "
                           "device"));
   }
-  // Expert parallelism with context parallelism.
-  StrategySpec moe_cp = *ExpandStrategyPreset("ddp", {.dp = 4, .cp = 2, .ep = 2}, 8);
-  StatusOr<std::vector<Schedule>> out =
-      BuildSchedules(Model("mixtral-8x7b"), MakeTraining(1, 8), moe_cp, MakeCluster(1));
-  ASSERT_FALSE(out.ok());
-  EXPECT_THAT(out.status().message(), HasSubstr("ep=2 with cp=2"));
   // Context parallelism whose states are placed otherwise than on dp.
   StrategySpec cp = *ExpandStrategyPreset("zero1", {.dp = 4, .cp = 2}, 8);
   cp.at(topology::Axis::kContext, State::kOptimizer) = Placement{Mode::kReplicated};
-  out = BuildSchedules(Model("llama2-7b"), MakeTraining(1, 8), cp, MakeCluster(1));
+  StatusOr<std::vector<Schedule>> out =
+      BuildSchedules(Model("llama2-7b"), MakeTraining(1, 8), cp, MakeCluster(1));
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(), HasSubstr("optimizer R on cp but S on dp"));
   // Sharded grads over a replicated optimizer break gradient integrity.
@@ -521,6 +516,7 @@ struct MoeCase {
   int pp;
   bool sp;
   Recompute recompute;
+  int cp = 1;
 };
 
 class ExpertParallelTest : public ::testing::TestWithParam<MoeCase> {};
@@ -528,10 +524,10 @@ class ExpertParallelTest : public ::testing::TestWithParam<MoeCase> {};
 TEST_P(ExpertParallelTest, EveryStageAgreesWithItsRole) {
   const MoeCase& c = GetParam();
   const int64_t m = 2 * c.pp;
-  const int64_t world = int64_t{c.dp} * c.tp * c.pp;
+  const int64_t world = int64_t{c.dp} * c.tp * c.pp * c.cp;
   const ModelSpec& model = Model("mixtral-8x7b");
-  const StrategySpec strategy =
-      *ExpandStrategyPreset(c.preset, {.dp = c.dp, .tp = c.tp, .pp = c.pp, .ep = c.ep}, 8);
+  const StrategySpec strategy = *ExpandStrategyPreset(
+      c.preset, {.dp = c.dp, .tp = c.tp, .pp = c.pp, .cp = c.cp, .ep = c.ep}, 8);
   TrainingSpec training = MakeTraining(1, c.dp * m);
   training.recompute = c.recompute;
   training.sequence_parallel = c.sp;
@@ -546,9 +542,9 @@ TEST_P(ExpertParallelTest, EveryStageAgreesWithItsRole) {
   const ParameterBreakdown p = CountParameters(model.transformer);
   ASSERT_EQ(p.layer_experts, int64_t{8} * 3 * 4096 * 14336);
   const int64_t expert_local = 8 / c.ep * 3 * 4096 * 14336 / c.tp;
-  // All-to-all buffer: top_k x cf = 2 routed copies of the b s h x 2-byte tokens (1/t of the
-  // sequence under SP): 2 x 2 x 4096 x 4096 = 64 MiB (/t).
-  const int64_t a2a = 2 * 2 * 4096 * 4096 / (c.sp ? c.tp : 1);
+  // All-to-all buffer: top_k x cf = 2 routed copies of the b s h x 2-byte tokens of the
+  // rank's s / cp (1/t of them under SP): 2 x 2 x 4096 x 4096 = 64 MiB (/cp, /t).
+  const int64_t a2a = 2 * 2 * 4096 * (4096 / c.cp) / (c.sp ? c.tp : 1);
   // Per layer and micro-batch: dispatch + combine in forward, their gradients in backward,
   // and the forward's again under full recompute: 2 x (forward passes + 1).
   const int64_t passes = c.recompute == Recompute::kFull ? 2 : 1;
@@ -573,8 +569,10 @@ TEST_P(ExpertParallelTest, EveryStageAgreesWithItsRole) {
         ++all_to_alls;
       }
       if (op.axis == topology::Axis::kData && op.group == GroupKind::kReplicaGroup) {
-        // The expert replica group: the dp / ep ranks with the same ep coordinate.
-        EXPECT_EQ(op.group_size, expert_dp);
+        // The expert replica group: the dp / ep ranks with the same ep coordinate, with
+        // every cp rank (the states are placed on cp as on dp).
+        EXPECT_EQ(op.group_size, expert_dp * c.cp);
+        EXPECT_EQ(op.spans_context, c.cp > 1);
         (op.state == State::kGrads ? expert_sync : expert_gathers) += op.buffer_bytes.count();
       }
     }
@@ -587,15 +585,15 @@ TEST_P(ExpertParallelTest, EveryStageAgreesWithItsRole) {
     const std::string preset = c.preset;
     const bool gathered = preset == "zero3" || preset == "fsdp";
     const bool each = gathered || preset == "zero2";
-    const bool split = c.ep > 1 && expert_dp > 1;  // ep = 1: bucketed with the dense grads
+    const bool split = c.ep > 1 && expert_dp * c.cp > 1;  // ep = 1: with the dense grads
     EXPECT_EQ(expert_sync, split ? layers * expert_local * 2 * (each ? m : 1) : 0);
     EXPECT_EQ(expert_gathers, !split            ? 0
                               : gathered        ? 2 * m * layers * expert_local * 2
                               : preset != "ddp" ? layers * expert_local * 2
                                                 : 0);
   }
-  // dp x tp ranks run every stage: the compute FLOPs times that are the MoE-aware eq. 3.
-  EXPECT_NEAR(flops * c.dp * c.tp / plan.flops_per_iteration.count(), 1.0, 1e-12);
+  // dp x tp x cp ranks run every stage: the compute FLOPs times that are the MoE-aware eq. 3.
+  EXPECT_NEAR(flops * c.dp * c.tp * c.cp / plan.flops_per_iteration.count(), 1.0, 1e-12);
 }
 
 std::vector<MoeCase> MoeCases() {
@@ -606,6 +604,11 @@ std::vector<MoeCase> MoeCases() {
   cases.push_back({"zero2", 4, 2, 2, 2, true, Recompute::kSelective});
   cases.push_back({"zero3", 4, 2, 2, 2, true, Recompute::kFull});
   cases.push_back({"fsdp", 8, 4, 1, 2, false, Recompute::kSelective});
+  // With context parallelism: experts synchronized over dp / ep x cp ranks.
+  cases.push_back({"zero1", 4, 2, 1, 1, false, Recompute::kNone, 2});
+  cases.push_back({"ddp", 4, 4, 1, 1, false, Recompute::kNone, 2});
+  cases.push_back({"zero2", 4, 2, 2, 1, true, Recompute::kSelective, 2});
+  cases.push_back({"zero3", 4, 2, 1, 2, false, Recompute::kFull, 2});
   cases.push_back({"zero1", 4, 4, 2, 1, true, Recompute::kSelective});
   cases.push_back({"ddp", 4, 2, 2, 1, false, Recompute::kFull});
   cases.push_back({"ddp", 4, 2, 2, 2, false, Recompute::kFull});
@@ -617,8 +620,8 @@ std::vector<MoeCase> MoeCases() {
 INSTANTIATE_TEST_SUITE_P(Schedule, ExpertParallelTest, ::testing::ValuesIn(MoeCases()),
                          [](const ::testing::TestParamInfo<MoeCase>& info) {
                            const MoeCase& c = info.param;
-                           return fmt::format("{}_dp{}_ep{}_tp{}_pp{}{}_{}", c.preset, c.dp, c.ep,
-                                              c.tp, c.pp, c.sp ? "_sp" : "",
+                           return fmt::format("{}_dp{}_ep{}_tp{}_pp{}_cp{}{}_{}", c.preset, c.dp,
+                                              c.ep, c.tp, c.pp, c.cp, c.sp ? "_sp" : "",
                                               RecomputeName(c.recompute));
                          });
 
