@@ -527,14 +527,25 @@ RankRole BuildStage(const Context& c, int i) {
                       "tied word-embedding grads all-reduced between first and last stage");
       }
     }
-    // ---- context parallel (ring attention): each layer passes K and V around the ring in
-    // forward; backward passes K, V and their grads.
+    // ---- context parallel: ring attention passes K and V around the ring in every forward
+    // pass, and K, V and their grads in backward; the all-gather variant gathers K and V
+    // before every attention pass and reduce-scatters their grads after the backward. Both
+    // move (cp - 1) chunks of K/V per pass (and of their grads in backward).
     if (c.cp > 1) {
       const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (t.hidden / t.heads);
       const Bytes kv = Bytes::Count(2 * b * c.s_local * CeilDiv(kv_width, c.tp) * 2);
-      const int64_t count = (fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
-      AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp, kv,
-                    count, "key/value chunks (and their grads) passed around the cp ring");
+      if (c.training->context_parallel_comm == ContextParallelComm::kAllGather) {
+        AddCollective(role, CollectiveKind::kAllGather, Axis::kContext, State::kActivations, c.cp,
+                      kv * c.cp, (fwd_passes + 1) * role.layers * c.m,
+                      "keys and values all-gathered over cp before every attention pass");
+        AddCollective(role, CollectiveKind::kReduceScatter, Axis::kContext, State::kActivations,
+                      c.cp, kv * c.cp, role.layers * c.m,
+                      "key/value grads reduce-scattered over cp after the attention backward");
+      } else {
+        const int64_t count = (fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
+        AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp,
+                      kv, count, "key/value chunks (and their grads) passed around the cp ring");
+      }
     }
     // ---- expert parallel: token dispatch and combine, forward and backward.
     if (c.ep > 1 && t.experts > 1) {

@@ -249,6 +249,7 @@ std::string FormatPlanJson(const Plan& plan) {
   training["recompute"] = RecomputeName(plan.effective_recompute);
   training["sequence_parallel"] = plan.effective_sequence_parallel;
   training["flash_attention"] = t.flash_attention;
+  training["context_parallel_comm"] = ContextParallelCommName(t.context_parallel_comm);
   training["pipeline_schedule"] = PipelineScheduleName(t.pipeline_schedule);
   training["virtual_stages"] = t.virtual_stages;
   scenario["training"] = std::move(training);

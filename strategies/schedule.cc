@@ -704,6 +704,22 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     // accumulated. Returns the last part.
     const auto attention = [&](const Op& work, int32_t d1, int32_t d2) {
       if (cp == 1) return B.Add(work, {d1, d2});
+      if (training.context_parallel_comm == ContextParallelComm::kAllGather) {
+        // The all-gather variant: the full K/V first, the attention whole, and in backward
+        // the reduce-scatter of the K/V gradients after it. Nothing overlaps: each waits for
+        // the one before (the layer's next work needs the reduced gradients).
+        Op gather = CollectiveOp(CollectiveKind::kAllGather, State::kActivations, GroupKind::kAxis,
+                                 cp, kv_bytes * cp, work.phase, work.unit, work.micro_batch);
+        gather.axis = Axis::kContext;
+        gather.layer = work.layer;
+        int32_t done = B.Add(work, {B.Add(gather, {d1, d2})});
+        if (work.phase == Phase::kBackwardInput) {
+          Op scatter = gather;
+          scatter.collective = CollectiveKind::kReduceScatter;
+          done = B.Add(scatter, {done});
+        }
+        return done;
+      }
       Op part = work;
       part.flops = Flops::Count(work.flops.count() / static_cast<double>(cp));
       part.bytes_read = Bytes::Count(work.bytes_read.count() / cp);

@@ -473,7 +473,7 @@ const char* CostPartName(CostPart p) {
     case CostPart::kPipelineP2p:
       return "pp send/recv";
     case CostPart::kContextParallel:
-      return "cp ring attention";
+      return "cp key/value exchange";
     case CostPart::kExpertParallel:
       return "ep all-to-all";
     case CostPart::kOffload:

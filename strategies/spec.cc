@@ -46,6 +46,16 @@ const char* RecomputeName(Recompute r) {
   return "unknown";
 }
 
+const char* ContextParallelCommName(ContextParallelComm c) {
+  switch (c) {
+    case ContextParallelComm::kRing:
+      return "ring";
+    case ContextParallelComm::kAllGather:
+      return "all-gather";
+  }
+  return "unknown";
+}
+
 const char* PipelineScheduleName(PipelineSchedule s) {
   switch (s) {
     case PipelineSchedule::kGpipe:

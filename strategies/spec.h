@@ -86,6 +86,14 @@ const char* RecomputeName(Recompute r);
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
 const char* PipelineScheduleName(PipelineSchedule s);
 
+// How context parallelism brings every rank the keys and values of the other sequence
+// chunks: passed around a ring, overlapping the attention of the chunks already held (ring
+// attention; Megatron-LM, Transformer Engine's "p2p"), or all-gathered before the attention
+// and the K/V gradients reduce-scattered after its backward (Llama 3's context parallelism,
+// Transformer Engine's "all_gather"). Both move (cp - 1) / cp of the full K/V per pass.
+enum class ContextParallelComm { kRing, kAllGather };
+const char* ContextParallelCommName(ContextParallelComm c);  // "ring", "all-gather"
+
 struct TrainingSpec {
   Precision precision = Precision::kBf16Mixed;
   Optimizer optimizer = Optimizer::kAdam;
@@ -99,6 +107,7 @@ struct TrainingSpec {
   // Fused attention (FlashAttention): the attention scores are never stored, so neither their
   // 5 a s^2 b activation bytes nor the softmax / dropout traffic over them exist.
   bool flash_attention = false;
+  ContextParallelComm context_parallel_comm = ContextParallelComm::kRing;
 };
 
 // -------------------------------------------------------------------------- placement

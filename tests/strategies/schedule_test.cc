@@ -898,6 +898,7 @@ struct PipeCase {
   bool sp;
   int cp = 1;
   bool flash = false;
+  ContextParallelComm cp_comm = ContextParallelComm::kRing;
 };
 
 class PipelineScheduleTest : public ::testing::TestWithParam<PipeCase> {};
@@ -914,6 +915,7 @@ TEST_P(PipelineScheduleTest, EveryStageAgreesWithItsRoleAndTheSendsMatch) {
   training.recompute = c.recompute;
   training.sequence_parallel = c.sp;
   training.flash_attention = c.flash;
+  training.context_parallel_comm = c.cp_comm;
   const ModelSpec model = Gpt32l(51200, 1024);
   const topology::ClusterSpec cluster = MakeCluster((world + 7) / 8, std::min(world, 8));
   const Plan plan = *Analyze(model, training, strategy, cluster);
@@ -964,6 +966,14 @@ std::vector<PipeCase> PipeCases() {
     out.push_back(
         {preset, 2, 2, 1, PipelineSchedule::kInterleaved1F1B, 2, Recompute::kSelective, true, 4});
   }
+  // Context parallelism by all-gather (Llama 3).
+  const auto all_gather = ContextParallelComm::kAllGather;
+  out.push_back({"zero1", 1, 1, 2, PipelineSchedule::k1F1B, 1, Recompute::kNone, false, 2, false,
+                 all_gather});
+  out.push_back({"fsdp", 2, 2, 1, PipelineSchedule::kInterleaved1F1B, 2, Recompute::kFull, true, 4,
+                 true, all_gather});
+  out.push_back({"ddp", 2, 2, 2, PipelineSchedule::k1F1B, 1, Recompute::kSelective, true, 2, false,
+                 all_gather});
   // Flash attention: no stored scores, with and without recompute.
   out.push_back({"zero1", 2, 4, 1, PipelineSchedule::k1F1B, 1, Recompute::kNone, true, 1, true});
   out.push_back({"zero1", 2, 2, 1, PipelineSchedule::k1F1B, 1, Recompute::kFull, false, 2, true});
@@ -973,11 +983,12 @@ std::vector<PipeCase> PipeCases() {
 INSTANTIATE_TEST_SUITE_P(Schedule, PipelineScheduleTest, ::testing::ValuesIn(PipeCases()),
                          [](const ::testing::TestParamInfo<PipeCase>& info) {
                            const PipeCase& c = info.param;
-                           std::string name =
-                               fmt::format("{}_tp{}_pp{}_dp{}_cp{}_{}_v{}_{}{}{}", c.preset, c.tp,
-                                           c.pp, c.dp, c.cp, PipelineScheduleName(c.schedule), c.v,
-                                           RecomputeName(c.recompute), c.sp ? "_sp" : "",
-                                           c.flash ? "_flash" : "");
+                           std::string name = fmt::format(
+                               "{}_tp{}_pp{}_dp{}_cp{}_{}_v{}_{}{}{}{}", c.preset, c.tp, c.pp, c.dp,
+                               c.cp, PipelineScheduleName(c.schedule), c.v,
+                               RecomputeName(c.recompute), c.sp ? "_sp" : "",
+                               c.flash ? "_flash" : "",
+                               c.cp_comm == ContextParallelComm::kAllGather ? "_allgather" : "");
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
@@ -1116,6 +1127,16 @@ TEST(Schedule, TensorParallelOverlapChunksEveryBlockAndKeepsTheVolumes) {
   }
 }
 
+// The first schedule of the 32-layer GPT (s = 1024) under zero1 with dp 2 x cp 2, global
+// batch 4 (m = 2), with recompute `r` and context-parallel exchange `comm`.
+Schedule CpSchedule(Recompute r, ContextParallelComm comm) {
+  const StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .cp = 2}, 8);
+  TrainingSpec training = MakeTraining(1, 4);
+  training.recompute = r;
+  training.context_parallel_comm = comm;
+  return BuildSchedules(Gpt32l(51200, 1024), training, strategy, MakeCluster(1, 4))->front();
+}
+
 TEST(Schedule, RingAttentionPassesKeyAndValueAroundTheCpRing) {
   // cp 2 on the 32-layer GPT (h 4096, 32 heads, no grouped KV: kv width = h), s = 1024, b = 1:
   // each rank holds s / cp = 512 tokens, and each ring exchange sends its K and V for them,
@@ -1123,12 +1144,8 @@ TEST(Schedule, RingAttentionPassesKeyAndValueAroundTheCpRing) {
   // cp - 1 = 1 exchange in forward and 2 (cp - 1) = 2 in backward (K/V again, and their
   // gradients): 3 per layer and micro-batch without recompute, 4 with full recompute (the
   // forward again). dp 2, global batch 4: m = 2.
-  const ModelSpec model = Gpt32l(51200, 1024);
-  const StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .cp = 2}, 8);
   for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
-    TrainingSpec training = MakeTraining(1, 4);
-    training.recompute = r;
-    const Schedule sched = BuildSchedules(model, training, strategy, MakeCluster(1, 4))->front();
+    const Schedule sched = CpSchedule(r, ContextParallelComm::kRing);
     int64_t exchanges = 0;
     for (const Op& op : sched.ops) {
       if (op.kind != OpKind::kCollective || op.axis != topology::Axis::kContext) continue;
@@ -1139,6 +1156,38 @@ TEST(Schedule, RingAttentionPassesKeyAndValueAroundTheCpRing) {
       EXPECT_EQ(op.bytes.count(), 8'388'608);  // a send moves its buffer
     }
     EXPECT_EQ(exchanges, (r == Recompute::kFull ? 4 : 3) * 32 * 2) << RecomputeName(r);
+  }
+}
+
+TEST(Schedule, AllGatherContextParallelismGathersKeyAndValueBeforeAttention) {
+  // The same job with the all-gather variant: before every attention pass the rank gathers
+  // the K and V of all cp = 2 chunks, a buffer of cp x 8,388,608 = 16,777,216 B of which it
+  // receives (cp - 1) / cp (it holds its own chunk); after the backward it reduce-scatters
+  // the K/V gradients over the same buffer. Per layer and micro-batch: 2 gathers (forward,
+  // backward) and 1 reduce-scatter without recompute, one more gather with full recompute.
+  // The bytes a rank moves equal ring attention's: (cp - 1) chunks per pass.
+  for (Recompute r : {Recompute::kNone, Recompute::kFull}) {
+    const Schedule sched = CpSchedule(r, ContextParallelComm::kAllGather);
+    int64_t gathers = 0, scatters = 0;
+    for (size_t i = 0; i < sched.ops.size(); ++i) {
+      const Op& op = sched.ops[i];
+      if (op.kind != OpKind::kCollective || op.axis != topology::Axis::kContext) continue;
+      EXPECT_EQ(op.group_size, 2);
+      EXPECT_EQ(op.buffer_bytes.count(), 16'777'216);
+      EXPECT_EQ(op.bytes.count(), 8'388'608);
+      if (op.collective == CollectiveKind::kAllGather) {
+        ++gathers;
+        // The attention work right after it waits for it.
+        const std::span<const int32_t> deps = sched.DepsOf(i + 1);
+        EXPECT_NE(std::find(deps.begin(), deps.end(), static_cast<int32_t>(i)), deps.end());
+      } else {
+        EXPECT_EQ(op.collective, CollectiveKind::kReduceScatter);
+        EXPECT_EQ(op.phase, Phase::kBackwardInput);
+        ++scatters;
+      }
+    }
+    EXPECT_EQ(gathers, (r == Recompute::kFull ? 3 : 2) * 32 * 2) << RecomputeName(r);
+    EXPECT_EQ(scatters, 32 * 2) << RecomputeName(r);
   }
 }
 

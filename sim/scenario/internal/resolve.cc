@@ -704,6 +704,9 @@ class Resolver {
         t.pipeline_schedule = strategies::PipelineSchedule::k1F1B;
         break;
     }
+    t.context_parallel_comm = tr.context_parallel_comm() == pb::CONTEXT_PARALLEL_COMM_ALL_GATHER
+                                  ? strategies::ContextParallelComm::kAllGather
+                                  : strategies::ContextParallelComm::kRing;
     t.sequence_parallel = tr.has_sequence_parallel() && tr.sequence_parallel();
     t.flash_attention = tr.has_flash_attention() && tr.flash_attention();
     t.virtual_stages = tr.has_virtual_stages() ? tr.virtual_stages() : 1;
