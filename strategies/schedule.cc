@@ -1366,13 +1366,12 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         }
         B.at(last_op).chunk = c;
         end_use(j, last_op, Phase::kBackwardInput);
-        if (t_gather && unit.expert > 0) {
-          // The dense part over the shard group, then the expert part over the expert replica
-          // group, which frees the unit's gradient buffer.
-          emit_sync(u, unit.elements - unit.expert, last_op, -1, u, mb32);
-          emit_sync(u, unit.expert, last_op, unit_grad, u, mb32, true);
-        } else if (t_gather) {
-          emit_sync(u, unit.elements, last_op, unit_grad, u, mb32);
+        if (t_gather) {
+          // The dense part over the shard group; the expert part (ep > 1) after it over the
+          // expert replica group. The last sync frees the unit's gradient buffer.
+          const bool experts = unit.expert > 0;
+          emit_sync(u, unit.elements - unit.expert, last_op, experts ? -1 : unit_grad, u, mb32);
+          if (experts) emit_sync(u, unit.expert, last_op, unit_grad, u, mb32, true);
         }
         pass_last = last_op;
       }

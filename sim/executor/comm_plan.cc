@@ -58,16 +58,10 @@ int64_t RingSteps(CollectiveKind k, int64_t n) {
   }
 }
 
-}  // namespace
-
 // S x num / den without overflow for num, den < 2^31 (bytes below 2^62).
 Bytes Scale(Bytes s, int64_t num, int64_t den) {
   const int64_t b = s.count();
   return Bytes::Count((b / den) * num + (b % den) * num / den);
-}
-
-Bytes PhaseBytes(const CommPhase& ph, const Op& op) {
-  return ph.den == 0 ? op.bytes : Scale(op.buffer_bytes, ph.num, ph.den);
 }
 
 Bytes AnalyticBytes(const CommPhase& ph, const Op& op) {
@@ -83,6 +77,12 @@ Duration PhaseAnalyticTime(const CommPhase& ph, const Op& op) {
         std::max(longest, AlphaBetaTime(Bandwidth::BytesPerSecond(bw), latency * ph.steps, bytes));
   }
   return longest;
+}
+
+}  // namespace
+
+Bytes PhaseBytes(const CommPhase& ph, const Op& op) {
+  return ph.den == 0 ? op.bytes : Scale(op.buffer_bytes, ph.num, ph.den);
 }
 
 Duration PlanAnalyticTime(const CommPlan& plan, const Op& op) {

@@ -72,13 +72,10 @@ struct GroupLayout {
   std::vector<std::vector<VertexId>> unreplayed;
 };
 
-// S x num / den without overflow for num, den < 2^31 (bytes below 2^62).
-Bytes Scale(Bytes s, int64_t num, int64_t den);
-// The bytes each flow of the phase carries for `op`, and those the analytic model charges.
+// The bytes each flow of the phase carries for `op`.
 Bytes PhaseBytes(const CommPhase& ph, const strategies::Op& op);
-Bytes AnalyticBytes(const CommPhase& ph, const strategies::Op& op);
-// The phase alone, no contention: its longest flow's alpha-beta time; a plan's, its phases'.
-Duration PhaseAnalyticTime(const CommPhase& ph, const strategies::Op& op);
+// The plan alone, no contention: the sum over its phases of their longest flow's alpha-beta
+// time, on the bytes the analytic model charges.
 Duration PlanAnalyticTime(const CommPlan& plan, const strategies::Op& op);
 // Fills ph.classes from its flows.
 void FinishPhase(CommPhase& ph);
@@ -103,9 +100,6 @@ class CommPlanner {
   StatusOr<const CommPlan*> PlanOf(int32_t stage, const strategies::Op& op,
                                    const GroupLayout& layout, CollectiveAlgorithm algorithm);
   StatusOr<FlowPath> PathBetween(VertexId from, VertexId to, const char* what);
-  // The route from -> NIC of `from` -> NIC of `to` -> to, through the NIC nearest each GPU
-  // (its rail); the plain route when a node has no such NIC (explicit graphs, no NICs).
-  StatusOr<FlowPath> PathOverRail(VertexId from, VertexId to, const char* what);
   // Between two GPUs: over their rails when they are on different nodes (NCCL's transports
   // use the NIC nearest each GPU), the plain route within a node.
   StatusOr<FlowPath> PathGpuToGpu(VertexId from, VertexId to, const char* what);
@@ -113,6 +107,9 @@ class CommPlanner {
   const std::vector<char>& unreplayed_links() const { return unreplayed_link_; }
 
  private:
+  // The route from -> NIC of `from` -> NIC of `to` -> to, through the NIC nearest each GPU
+  // (its rail); the plain route when a node has no such NIC (explicit graphs, no NICs).
+  StatusOr<FlowPath> PathOverRail(VertexId from, VertexId to, const char* what);
   StatusOr<CommPlan> BuildPlan(const strategies::Op& op, const GroupLayout& layout,
                                CollectiveAlgorithm algorithm);
   VertexId RailNic(VertexId gpu) const;
