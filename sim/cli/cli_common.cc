@@ -45,12 +45,6 @@ bool CheckChoice(const std::string& command, const std::string& flag, const std:
   return false;
 }
 
-std::optional<NetworkModel> NetworkOverride(const std::string& choice) {
-  if (choice == "analytic") return NetworkModel::kAnalytic;
-  if (choice == "flow") return NetworkModel::kFlow;
-  return std::nullopt;
-}
-
 void PrintMessage(std::ostream& err, const std::string& prefix, const std::string& message) {
   std::istringstream lines(message);
   std::string line;

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "base/status.h"
-#include "sim/executor/settings.h"
 
 namespace placesim::sim {
 
@@ -32,15 +31,6 @@ bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
 // `placesim COMMAND: --FLAG: "VALUE": unknown value; valid: a, b` and returns false.
 bool CheckChoice(const std::string& command, const std::string& flag, const std::string& value,
                  const std::vector<std::string>& allowed, std::ostream& err);
-
-// The --network choices of the commands that simulate (sweep, search): "scenario" keeps the
-// scenario's simulation.network_model, "flow" and "analytic" override it.
-inline const std::vector<std::string>& NetworkChoices() {
-  static const std::vector<std::string> choices = {"scenario", "flow", "analytic"};
-  return choices;
-}
-// The override a --network choice asks for; nullopt for "scenario".
-std::optional<NetworkModel> NetworkOverride(const std::string& choice);
 
 // Prints "placesim PREFIX: first line" (or "placesim: first line" when `prefix` is empty)
 // and the message's other lines indented by two spaces.

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +21,7 @@
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/compare.h"
 #include "sim/cli/search.h"
@@ -89,42 +89,6 @@ void AddScenarioOptions(po::options_description& desc, ScenarioArgs& a) {
                       ("output format: " + JoinNames(a.formats)).c_str());
 }
 
-// Parses a rank list such as "0-7,64" into sorted, distinct ranks below `world`.
-StatusOr<std::vector<int64_t>> ParseRankList(std::string_view text, int64_t world) {
-  std::vector<int64_t> ranks;
-  auto bad = [&](std::string_view why) {
-    return InvalidArgumentError(
-        fmt::format("--trace-ranks: \"{}\": {}; expected ranks and ranges below {}, e.g. 0-7,64",
-                    text, why, world));
-  };
-  auto parse_int = [](std::string_view s, int64_t* v) {
-    if (s.empty()) return false;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-    return ec == std::errc() && ptr == s.data() + s.size() && *v >= 0;
-  };
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    std::string_view item = text.substr(start, comma - start);
-    size_t dash = item.find('-');
-    int64_t lo = 0, hi = 0;
-    if (dash == std::string_view::npos) {
-      if (!parse_int(item, &lo)) return bad(fmt::format("\"{}\" is not a rank", item));
-      hi = lo;
-    } else if (!parse_int(item.substr(0, dash), &lo) || !parse_int(item.substr(dash + 1), &hi) ||
-               hi < lo) {
-      return bad(fmt::format("\"{}\" is not a range LOW-HIGH", item));
-    }
-    if (hi >= world) return bad(fmt::format("rank {} does not exist", hi));
-    for (int64_t r = lo; r <= hi; ++r) ranks.push_back(r);
-    start = comma + 1;
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  return ranks;
-}
-
 // The shared front of every command that reads a scenario: --help, parsing (the scenario is
 // the one positional argument) and the --format check. Returns the exit code when the
 // command should stop here, nothing when it should go on.
@@ -153,10 +117,9 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return *done;
   }
 
-  StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
+  StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
-  StatusOr<strategies::Plan> plan = strategies::Analyze(scenario->model, scenario->training,
-                                                        scenario->strategy, scenario->cluster);
+  StatusOr<strategies::Plan> plan = api::Analyze(*scenario);
   if (!plan.ok()) return ReportError(err, "analyze", plan.status());
 
   if (a.format == "json") {
@@ -444,26 +407,21 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (auto done = ParseScenarioCommand("simulate", args, desc, a, out, err)) {
     return *done;
   }
-  if (!network.empty() && network != "flow" && network != "analytic") {
-    err << "placesim simulate: --network: \"" << network
-        << "\": unknown network model; valid: flow, analytic\n";
-    return kExitBadInput;
+  api::SimulateOptions options;
+  options.network = network;
+  if (Status checked = api::CheckSimulateOptions(options); !checked.ok()) {
+    return ReportError(err, "simulate", checked);
   }
   if (!trace_ranks.empty() && trace_path.empty()) {
     err << "placesim simulate: --trace-ranks needs --trace FILE\n";
     return kExitBadInput;
   }
 
-  StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
+  StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
-  StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
-  if (!cluster.ok()) return ReportError(err, "simulate", cluster.status());
-  ExecutorOptions options = ExecutorOptionsFromSettings(scenario->simulation);
-  if (network == "flow") options.network = NetworkModel::kFlow;
-  if (network == "analytic") options.network = NetworkModel::kAnalytic;
   if (!trace_ranks.empty()) {
     StatusOr<std::vector<int64_t>> ranks =
-        ParseRankList(trace_ranks, scenario->strategy.mesh.world());
+        api::ParseRankList(trace_ranks, scenario->strategy.mesh.world());
     if (!ranks.ok()) return ReportError(err, "", ranks.status());
     options.trace_ranks = std::move(*ranks);
   }
@@ -474,8 +432,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     writer.emplace(trace_text);
     options.trace = &*writer;
   }
-  StatusOr<SimResult> result =
-      SimulateStep(*cluster, scenario->model, scenario->training, scenario->strategy, options);
+  StatusOr<SimResult> result = api::Simulate(*scenario, options);
   if (!result.ok()) return ReportError(err, "simulate", result.status());
   if (writer) {
     Status finished = writer->Finish();
@@ -541,7 +498,7 @@ int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return *done;
   }
 
-  StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
+  StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
   StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
   if (!cluster.ok()) return ReportError(err, "topology", cluster.status());

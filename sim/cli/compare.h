@@ -24,25 +24,18 @@
 // Exit codes: 0 no regression; 1 at least one metric regressed beyond the threshold; 2 bad
 // input (an unreadable or invalid file, results of different kinds, a bad --threshold).
 //
+// The engine is the library's (placesim/placesim.h: Compare; sim/study/compare.h); this
+// command adds the flags and the formatting.
+//
 // Thread-safety: the functions are reentrant.
 #ifndef PLACESIM_SIM_CLI_COMPARE_H_
 #define PLACESIM_SIM_CLI_COMPARE_H_
 
 #include <ostream>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "base/status.h"
-
 namespace placesim::sim {
-
-// "2%" -> 0.02, "0.5%" -> 0.005. The percent sign is required; 0% to 1000%.
-StatusOr<double> ParseThreshold(std::string_view text);
-
-enum class MetricDirection { kLowerIsBetter, kHigherIsBetter, kNeutral };
-// The direction of a metric from its leaf name (the last path segment, without indices).
-MetricDirection DirectionOf(std::string_view leaf);
 
 // `args` excludes the program and command names.
 int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

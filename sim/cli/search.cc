@@ -1,33 +1,27 @@
-// `placesim search` (see search.h for the behaviour users see).
+// `placesim search` (see search.h for the behaviour users see): flags and formatting over
+// the library's search (placesim/placesim.h: Search; sim/study/search.h).
 //
 // The ranked rows are built once as a JSON document with a fixed key order; the table, CSV
-// and JSON outputs are rendered from it, so the three formats always agree. Simulations of
-// tier 2 run on --jobs threads, each writing only its own slot.
+// and JSON outputs are rendered from it, so the three formats always agree.
 #include "sim/cli/search.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <boost/program_options.hpp>
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "base/check.h"
 #include "base/errors.h"
 #include "base/status.h"
 #include "base/units.h"
+#include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
-#include "sim/executor/executor.h"
-#include "sim/scenario/scenario.h"
+#include "sim/study/search.h"
 #include "strategies/search.h"
-#include "topology/cluster.h"
 
 namespace placesim::sim {
 namespace {
@@ -39,71 +33,9 @@ using strategies::ScreenedCandidate;
 struct SearchArgs {
   std::string path;
   std::vector<std::string> sets;
-  std::vector<std::string> fixes;
-  int64_t simulate_top = 32;
-  int64_t top = 20;
-  int64_t jobs = 0;
   std::string format = "table";
-  std::string network = "analytic";
-  std::string space = "default";
+  study::SearchRequest request;
 };
-
-// One ranked row: a feasible candidate and, when tier 2 simulated it, its simulated result.
-struct Row {
-  const ScreenedCandidate* screened = nullptr;
-  std::optional<Duration> simulated_step;
-  double simulated_mfu = 0;
-  std::string simulation_error;
-  Duration step() const { return simulated_step ? *simulated_step : screened->estimate.total; }
-};
-
-// Tier 2: simulates the first `k` rows (see search.h). A row the simulator refuses (expert
-// parallelism with offload or hybrid groups, or a schedule over the op limit) keeps its
-// estimate.
-void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, int64_t jobs,
-                 const std::string& network, std::ostream& err) {
-  const size_t picks = std::min(rows.size(), static_cast<size_t>(std::max<int64_t>(k, 0)));
-  if (picks == 0) return;
-  StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario.cluster);
-  if (!cluster.ok()) {
-    PrintMessage(err, "search",
-                 "cannot simulate; every row keeps its estimate: " + cluster.status().message());
-    return;
-  }
-  ExecutorOptions base = ExecutorOptionsFromSettings(scenario.simulation);
-  if (const std::optional<NetworkModel> model = NetworkOverride(network)) base.network = *model;
-  std::atomic<size_t> next{0};
-  auto work = [&]() {
-    for (size_t i = next.fetch_add(1); i < picks; i = next.fetch_add(1)) {
-      Row& row = rows[i];
-      const strategies::Candidate& c = row.screened->candidate;
-      ExecutorOptions options = base;
-      options.schedule.bucket_bytes = strategies::CandidateBucket(c, options.schedule.bucket_bytes);
-      if (c.tp_comm_overlap) options.schedule.tp_comm_overlap = *c.tp_comm_overlap;
-      StatusOr<strategies::StrategySpec> strategy =
-          strategies::CandidateStrategy(c, scenario.cluster);
-      if (!strategy.ok()) {
-        row.simulation_error = strategy.status().message();
-        continue;
-      }
-      StatusOr<SimResult> sim =
-          SimulateStep(*cluster, scenario.model,
-                       strategies::CandidateTraining(c, scenario.training), *strategy, options);
-      if (!sim.ok()) {
-        row.simulation_error = sim.status().message();
-        continue;
-      }
-      row.simulated_step = sim->step_time;
-      row.simulated_mfu = sim->mfu;
-    }
-  };
-  const size_t threads = static_cast<size_t>(
-      std::max<int64_t>(1, std::min<int64_t>(jobs, static_cast<int64_t>(picks))));
-  std::vector<std::thread> workers;
-  for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
-  work();
-  for (auto& w : workers) w.join();
-}
 
 std::string ScheduleText(const strategies::Candidate& c) {
   if (c.mesh.pp == 1) return "-";
@@ -120,8 +52,9 @@ struct Effective {
   const topology::ClusterSpec* cluster = nullptr;
 };
 
-Json RowJson(const Row& row, int64_t rank, const Row& best, const Effective* extra) {
-  const ScreenedCandidate& s = *row.screened;
+Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::RankedCandidate& best,
+             const Effective* extra) {
+  const ScreenedCandidate& s = row.screened;
   const strategies::Candidate& c = s.candidate;
   Json j;
   j["rank"] = rank;
@@ -153,9 +86,8 @@ Json RowJson(const Row& row, int64_t rank, const Row& best, const Effective* ext
   j["memory_bytes"] = s.memory.count();
   j["headroom_bytes"] = s.headroom().count();
   j["mfu"] = row.simulated_step ? row.simulated_mfu : s.estimate.mfu;
-  j["vs_best"] = &row == &best
-                     ? std::string("best")
-                     : strategies::DominantCostVsBest(s.estimate, best.screened->estimate);
+  j["vs_best"] = &row == &best ? std::string("best")
+                               : strategies::DominantCostVsBest(s.estimate, best.screened.estimate);
   Json parts = Json::object();
   for (int i = 0; i < strategies::kNumCostParts; ++i) {
     parts[strategies::CostPartName(static_cast<strategies::CostPart>(i))] =
@@ -252,10 +184,8 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
   return out;
 }
 
-}  // namespace
-
-int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  SearchArgs a;
+po::options_description SearchOptionsDescription(SearchArgs& a) {
+  study::SearchRequest& r = a.request;
   po::options_description desc(
       "placesim search SCENARIO [options]\n"
       "Ranks the strategies that fit the scenario's model on its cluster");
@@ -263,25 +193,79 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
       "scenario", po::value<std::string>(&a.path)->required(), "scenario file")(
       "set", po::value<std::vector<std::string>>(&a.sets)->composing(),
       "FIELD.PATH=VALUE: override a scenario field before the search (repeatable)")(
-      "fix", po::value<std::vector<std::string>>(&a.fixes)->composing(),
+      "fix", po::value<std::vector<std::string>>(&r.fixes)->composing(),
       ("FIELD=VALUE: pin a searched knob (repeatable); fields: " +
        JoinNames(strategies::SearchFieldNames()))
           .c_str())(
-      "space", po::value<std::string>(&a.space)->default_value("default"),
+      "space", po::value<std::string>(&r.space)->default_value("default"),
       "search space: default (the common knob values) or exhaustive (Calculon's knobs mapped "
       "onto placesim's: every micro-batch dividing the global batch, every interleaving, "
       "offload presets, sequence parallelism, flash attention, tp overlap, dp overlap)")(
-      "simulate-top", po::value<int64_t>(&a.simulate_top)->default_value(32),
+      "simulate-top", po::value<int64_t>(&r.simulate_top)->default_value(32),
       "simulate the best K by estimate; 0 = none")(
-      "network", po::value<std::string>(&a.network)->default_value("analytic"),
+      "network", po::value<std::string>(&r.network)->default_value("analytic"),
       "network model of the tier-2 simulations: analytic (alpha-beta, no contention; a "
       "pipelined step in about 2 s), flow (max-min contention, about twice as long), or "
       "scenario (the scenario's simulation.network_model)")(
-      "top", po::value<int64_t>(&a.top)->default_value(20), "rows to print")(
-      "jobs", po::value<int64_t>(&a.jobs)->default_value(0),
+      "top", po::value<int64_t>(&r.top)->default_value(20), "rows to print")(
+      "jobs", po::value<int64_t>(&r.jobs)->default_value(0),
       "worker threads; 0 = the hardware's concurrency. Output is identical for every value")(
       "format", po::value<std::string>(&a.format)->default_value("table"),
       "output format: table, csv or json");
+  return desc;
+}
+
+// The scenario after --set, when it and every flag are good; otherwise prints every problem
+// at once and returns nothing.
+std::optional<Scenario> LoadSearchInput(const SearchArgs& a, std::ostream& err) {
+  ErrorList errors;
+  if (a.format != "table" && a.format != "csv" && a.format != "json") {
+    errors.AddLine(
+        fmt::format("--format: \"{}\": unknown format; valid: table, csv, json", a.format));
+  }
+  study::CheckSearchRequest(a.request, &errors);
+  StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
+  if (!scenario.ok()) {
+    errors.AddLine(scenario.status().message());
+  } else {
+    study::CheckSearchScenario(*scenario, &errors);
+  }
+  if (!errors.empty()) {
+    PrintMessage(err, "search", "bad input:\n" + errors.ToStatus().message());
+    return std::nullopt;
+  }
+  return *std::move(scenario);
+}
+
+// The document every format renders: the statistics and the best --top rows.
+Json SearchJson(const SearchArgs& a, const Scenario& scenario, const study::SearchStudy& r) {
+  const strategies::SearchStats& stats = r.stats;
+  Json doc;
+  doc["scenario"] = a.path;
+  if (a.request.space != "default") doc["space"] = a.request.space;
+  doc["fix"] = a.request.fixes;
+  doc["candidates"] = stats.candidates;
+  doc["pruned"] = stats.pruned;
+  doc["analyzed"] = stats.analyzed;
+  doc["feasible"] = stats.feasible;
+  doc["simulate_top"] = a.request.simulate_top;
+  doc["simulated"] = r.simulated;
+  const Effective effective{scenario.training.flash_attention, scenario.simulation.tp_comm_overlap,
+                            scenario.simulation.gradient_bucket_size, &scenario.cluster};
+  const Effective* extra = a.request.space == "default" ? nullptr : &effective;
+  Json list = Json::array();
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    list.push_back(RowJson(r.ranked[i], static_cast<int64_t>(i) + 1, r.ranked.front(), extra));
+  }
+  doc["rows"] = std::move(list);
+  return doc;
+}
+
+}  // namespace
+
+int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  SearchArgs a;
+  po::options_description desc = SearchOptionsDescription(a);
   if (WantsHelp(args)) {
     out << desc << "\n";
     return kExitOk;
@@ -289,115 +273,30 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   po::positional_options_description pos;
   pos.add("scenario", 1);
   if (!ParseArgs("search", args, desc, pos, err)) return kExitBadInput;
-  ErrorList errors;
-  if (a.format != "table" && a.format != "csv" && a.format != "json") {
-    errors.AddLine(
-        fmt::format("--format: \"{}\": unknown format; valid: table, csv, json", a.format));
-  }
-  if (a.jobs < 0 || a.jobs > 4096) {
-    errors.AddLine(fmt::format("--jobs: {}: must be between 0 and 4096", a.jobs));
-  }
-  if (a.simulate_top < 0) {
-    errors.AddLine(fmt::format("--simulate-top: {}: must be >= 0", a.simulate_top));
-  }
-  if (a.top < 1) errors.AddLine(fmt::format("--top: {}: must be >= 1", a.top));
-  if (Status known = strategies::CheckSearchSpaceName(a.space); !known.ok()) {
-    errors.AddLine(known.message());
-  }
-  const std::vector<std::string>& networks = NetworkChoices();
-  if (std::find(networks.begin(), networks.end(), a.network) == networks.end()) {
-    errors.AddLine(fmt::format("--network: \"{}\": unknown network model; valid: {}", a.network,
-                               JoinNames(networks)));
-  }
-  StatusOr<Scenario> scenario = LoadScenarioFile(a.path, a.sets);
-  if (!scenario.ok()) {
-    errors.AddLine(scenario.status().message());
-  } else if (!scenario->model.has_architecture()) {
-    errors.AddLine(
-        "model: search needs a transformer architecture (layers, hidden, heads, ...), "
-        "not a bare parameter count");
-  }
-  if (!errors.empty() || !scenario.ok()) {
-    PrintMessage(err, "search", "bad input:\n" + errors.ToStatus().message());
-    return kExitBadInput;
-  }
-  StatusOr<strategies::SearchSpace> named =
-      strategies::NamedSearchSpace(a.space, scenario->model, scenario->training, scenario->cluster);
-  PLACESIM_CHECK(named.ok());  // the name was checked above
-  strategies::SearchSpace space = *std::move(named);
-  for (const std::string& fix : a.fixes) {
-    const size_t eq = fix.find('=');
-    if (eq == std::string::npos) {
-      errors.AddLine(fmt::format("--fix \"{}\": must be FIELD=VALUE; fields: {}", fix,
-                                 JoinNames(strategies::SearchFieldNames())));
-      continue;
-    }
-    Status fixed = strategies::FixSearchField(fix.substr(0, eq), fix.substr(eq + 1), &space);
-    if (!fixed.ok()) errors.AddLine(fixed.message());
-  }
-  if (!errors.empty()) {
-    PrintMessage(err, "search", "bad input:\n" + errors.ToStatus().message());
-    return kExitBadInput;
-  }
-  const int64_t jobs =
-      a.jobs > 0 ? a.jobs : std::max<int64_t>(1, std::thread::hardware_concurrency());
-
-  strategies::SearchOptions options;
-  options.jobs = static_cast<int>(jobs);
-  options.gradient_bucket = scenario->simulation.gradient_bucket_size;
-  options.analyze.prefetch_depth = scenario->simulation.prefetch_depth;
-  const auto start = std::chrono::steady_clock::now();
-  StatusOr<strategies::SearchResult> result = strategies::ScreenCandidates(
-      scenario->model, scenario->training, scenario->cluster, space, options);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::optional<Scenario> scenario = LoadSearchInput(a, err);
+  if (!scenario) return kExitBadInput;
+  StatusOr<api::SearchResult> result = api::Search(*scenario, a.request);
   if (!result.ok()) {
     PrintMessage(err, "search", result.status().message());
     return kExitBadInput;
   }
   const strategies::SearchStats& stats = result->stats;
+  const double seconds = result->screening_time.ToSeconds();
   err << fmt::format(
       "placesim search: {} candidates: {} pruned by memory bounds, {} analyzed, {} feasible; "
       "screened in {:.3f} s ({:.0f} candidates/s, {} threads)\n",
       stats.candidates, stats.pruned, stats.analyzed, stats.feasible, seconds,
-      seconds > 0 ? static_cast<double>(stats.candidates) / seconds : 0.0, jobs);
-  if (result->feasible.empty()) {
+      seconds > 0 ? static_cast<double>(stats.candidates) / seconds : 0.0, result->threads);
+  if (result->ranked.empty()) {
     err << "placesim search: no candidate fits in memory and is correct; try more GPUs, a "
            "smaller global batch or fewer --fix\n";
     return kExitFailure;
   }
-
-  std::vector<Row> rows;
-  rows.reserve(result->feasible.size());
-  for (const auto& s : result->feasible) rows.push_back(Row{&s, std::nullopt, 0, {}});
-  SimulateTop(*scenario, rows, a.simulate_top, jobs, a.network, err);
-  int64_t simulated = 0;
-  for (const Row& r : rows) simulated += r.simulated_step ? 1 : 0;
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) {
-    if (x.step() != y.step()) return x.step() < y.step();
-    return x.screened->candidate.order < y.screened->candidate.order;
-  });
-
-  Json doc;
-  doc["scenario"] = a.path;
-  if (a.space != "default") doc["space"] = a.space;
-  doc["fix"] = a.fixes;
-  doc["candidates"] = stats.candidates;
-  doc["pruned"] = stats.pruned;
-  doc["analyzed"] = stats.analyzed;
-  doc["feasible"] = stats.feasible;
-  doc["simulate_top"] = a.simulate_top;
-  doc["simulated"] = simulated;
-  const Effective effective{scenario->training.flash_attention,
-                            scenario->simulation.tp_comm_overlap,
-                            scenario->simulation.gradient_bucket_size, &scenario->cluster};
-  const Effective* extra = a.space == "default" ? nullptr : &effective;
-  Json list = Json::array();
-  for (size_t i = 0; i < rows.size() && static_cast<int64_t>(i) < a.top; ++i) {
-    list.push_back(RowJson(rows[i], static_cast<int64_t>(i) + 1, rows.front(), extra));
+  if (!result->simulation_warning.empty()) {
+    PrintMessage(err, "search", result->simulation_warning);
   }
-  doc["rows"] = std::move(list);
-  out << Render(doc, a.format, scenario->model.transformer.experts > 1);
+  out << Render(SearchJson(a, *scenario, *result), a.format,
+                scenario->model.transformer.experts > 1);
   return kExitOk;
 }
 

@@ -43,42 +43,18 @@
 // all N shards into exactly the bytes an unsharded `--format json` run prints, and refuses
 // (exit 2) shards that overlap, are missing, or come from different sweeps.
 //
+// The engines are the library's (placesim/placesim.h: Sweep; sim/study/sweep.h and merge.h);
+// these commands add the flags and the formatting.
+//
 // Thread-safety: the functions are reentrant; each run keeps its state local.
 #ifndef PLACESIM_SIM_CLI_SWEEP_H_
 #define PLACESIM_SIM_CLI_SWEEP_H_
 
-#include <cstdint>
 #include <ostream>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "base/status.h"
-
 namespace placesim::sim {
-
-// One --vary flag: a field path and its expanded values, in the order given.
-struct VaryAxis {
-  std::string field;
-  std::vector<std::string> values;
-};
-
-// Parses "FIELD.PATH=V1,V2,..." and expands ranges (see the file comment). Errors
-// (kInvalidArgument) name the flag and the offending element: a missing '=', an empty
-// field, an empty list or element, a malformed range, a duplicate value, more than
-// kMaxVaryValues values. Does not check the values against the scenario schema.
-StatusOr<VaryAxis> ParseVary(std::string_view spec);
-
-// At most this many values per --vary, and this many points per sweep.
-inline constexpr int64_t kMaxVaryValues = 100'000;
-inline constexpr int64_t kMaxSweepPoints = 1'000'000;
-
-// "K/N" with 1 <= K <= N. kInvalidArgument otherwise.
-struct ShardSpec {
-  int64_t index = 1;  // K, 1-based
-  int64_t count = 1;  // N
-};
-StatusOr<ShardSpec> ParseShard(std::string_view text);
 
 // The subcommands; `args` excludes the program and command names. Exit codes as in
 // sim/cli/commands.h: 0 ok, 2 bad input.
