@@ -370,29 +370,13 @@ void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char
   }
 }
 
-// Builds the role of pipeline stage `i`: memory, collectives, copies.
-RankRole BuildStage(const Context& c, int i) {
-  RankRole role;
-  role.first_stage = role.last_stage = i;
-  role.ranks = c.strategy->mesh.world() / c.pp;
-  const bool first = i == 0;
-  const bool last = i == c.pp - 1;
-  role.has_embedding = c.arch && first;
-  role.has_head = c.arch && last;
-  role.layers = c.arch ? StageLayers(c, i) : 0;
-  const Slice theta_slice = ModelSlice(c, State::kParams, i);
-  role.params_local = theta_slice.dense + theta_slice.expert;
-
-  // ---- model states
-  MemoryBreakdown& mem = role.memory;
-  const auto state_bytes = [&](State s) {
+// The model states stage `i` keeps on each device, and what its offloaded states occupy off it.
+void AddModelStates(const Context& c, int i, MemoryBreakdown& mem) {
+  for (State s : kModelStates) {
     const int64_t per = s == State::kParams      ? c.bpp.params
                         : s == State::kOptimizer ? c.bpp.optimizer
                                                  : c.bpp.grads;
-    return Bytes::Count(DeviceElements(c, s, i) * per);
-  };
-  for (State s : kModelStates) {
-    const Bytes b = state_bytes(s);
+    const Bytes b = Bytes::Count(DeviceElements(c, s, i) * per);
     Bytes* resident = s == State::kParams      ? &mem.params
                       : s == State::kOptimizer ? &mem.optimizer
                                                : &mem.grads;
@@ -402,117 +386,122 @@ RankRole BuildStage(const Context& c, int i) {
       *resident = b;
     }
   }
+}
 
-  // ---- activations (Korthikanti et al. 2022; see model.h)
-  const TransformerSpec& t = c.model->transformer;
-  Bytes act_per_layer;
-  Bytes act_step;  // all micro-batches of one step, for activation offload traffic
-  if (c.arch) {
-    act_per_layer = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
-                                            c.recompute, c.training->flash_attention);
-    // Micro-batches whose activations stage i holds at the peak of the schedule.
-    int64_t chunks = 1;  // in units of 1/v of the stage's layers
-    double in_flight = 1;
-    if (c.pp > 1) {
-      switch (c.training->pipeline_schedule) {
-        case PipelineSchedule::kGpipe:
-          chunks = c.m * c.v;
-          break;
-        case PipelineSchedule::k1F1B:
-          chunks = std::min<int64_t>(c.pp - i, c.m) * c.v;
-          break;
-        case PipelineSchedule::kInterleaved1F1B:
-          if (c.v == 1) {
-            chunks = std::min<int64_t>(c.pp - i, c.m);
-            break;
-          }
-          // Megatron-LM interleaved schedule: rank i runs (p - i - 1)·2 + (v - 1)·p warm-up
-          // chunk forwards before its first backward, so it holds that many plus one; for
-          // the first stage this is p·(1 + (p-1)/(p v)) stage micro-batches (Korthikanti
-          // Section 4.2.3).
-          chunks = std::min<int64_t>((c.pp - i - 1) * 2 + (c.v - 1) * c.pp + 1, c.m * c.v);
-          break;
-      }
-      in_flight = static_cast<double>(chunks) / c.v;
+// Chunks (one micro-batch through 1/v of the stage's layers) whose activations stage `i`
+// holds at the peak of its pipeline schedule.
+int64_t ChunksInFlight(const Context& c, int i) {
+  if (c.pp == 1) return c.v;
+  switch (c.training->pipeline_schedule) {
+    case PipelineSchedule::kGpipe:
+      return c.m * c.v;
+    case PipelineSchedule::k1F1B:
+      return std::min<int64_t>(c.pp - i, c.m) * c.v;
+    case PipelineSchedule::kInterleaved1F1B:
+      if (c.v == 1) return std::min<int64_t>(c.pp - i, c.m);
+      // Megatron-LM interleaved schedule: rank i runs (p - i - 1)·2 + (v - 1)·p warm-up
+      // chunk forwards before its first backward, so it holds that many plus one; for
+      // the first stage this is p·(1 + (p-1)/(p v)) stage micro-batches (Korthikanti
+      // Section 4.2.3).
+      return std::min<int64_t>((c.pp - i - 1) * 2 + (c.v - 1) * c.pp + 1, c.m * c.v);
+  }
+  return 1;
+}
+
+// The activation peak of stage `i`, walking its passes in the order its schedule runs them:
+// a forward keeps its chunk's layers (plus the embedding's mask on the model's first chunk,
+// the output layer's buffers on its last); a backward first frees the output layer's
+// buffers, then holds what recompute rebuilds for its first layer beside everything still
+// kept, and at its end has freed the chunk. With p = 1 this is act + max(0, rebuilt - head).
+Bytes WalkedActivationPeak(const Context& c, int i, Bytes chunk_bytes, Bytes embedding, Bytes head,
+                           Bytes rebuilt) {
+  const auto kept = [&](int chunk) {
+    return chunk_bytes + (chunk == 0 ? embedding : Bytes::Zero()) +
+           (chunk == c.v - 1 ? head : Bytes::Zero());
+  };
+  Bytes live, peak;
+  const PipelineSchedule schedule = c.training->pipeline_schedule;
+  for (const PipelinePass& pass : PipelineOrder(schedule, c.pp, c.v, c.m, i,
+                                                PipelinePeakHorizon(schedule, c.pp, c.v, c.m, i))) {
+    if (!pass.backward) {
+      live += kept(pass.chunk);
+      peak = std::max(peak, live);
     } else {
-      chunks = c.v;
-    }
-    role.microbatches_in_flight = in_flight;
-    const int64_t layers_per_chunk = CeilDiv(role.layers, c.v);
-    Bytes act = act_per_layer * (layers_per_chunk * chunks);
-    const int64_t sbh = c.s_local * c.training->micro_batch * t.hidden;
-    const int64_t split = c.sp ? c.tp : 1;
-    const int64_t held = CeilDiv(chunks, c.v);
-    // Korthikanti Section 4.3: the embedding's dropout mask (s b h bytes) on the first stage
-    // and, on the last, the output layer's 4 s b h (1 + V/h) / t (final norm, projection
-    // input, fp32 logits for the cross-entropy).
-    if (first) act += Bytes::Count(CeilDiv(sbh, split)) * held;
-    const Bytes head = last
-                           ? Bytes::Count(CeilDiv(
-                                 4 * sbh + 4 * c.s_local * c.training->micro_batch * t.vocab, c.tp))
-                           : Bytes::Zero();
-    act += head * held;
-    act_step = Bytes::Count(act.count() / std::max<int64_t>(held, 1)) * c.m;
-    // Recompute working set (Korthikanti Section 5): while a layer's backward runs, what
-    // recompute rebuilt for it is live beside everything kept, i.e. the layer's Table 2 figure
-    // without recompute less what it kept (full: the layer input, which is the first LayerNorm's
-    // input, so 2sbh of the 34sbh are not rebuilt; selective: the 5as^2b attention core). The
-    // first such moment is the backward of the stage's last layer, when every kept micro-batch
-    // is still live; on the last stage the output layer has by then released the micro-batch's
-    // logits, so the peak is the larger of the two. Without recompute nothing is rebuilt and
-    // the peak is the end of the forward (Korthikanti's figure as it stands).
-    const Bytes rebuilt = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
-                                                  Recompute::kNone, c.training->flash_attention) -
-                          act_per_layer;
-    if (c.Offloaded(State::kActivations)) {
-      const OffloadTarget target = c.Target(State::kActivations);
-      (target == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += act;
-      mem.offload_staging += act_per_layer * 2;
-      AddCopy(role, CopyDirection::kDeviceToHost, State::kActivations, target, act_step,
-              CommPurpose::kActivationOffload,
-              "activations saved to the offload target during forward");
-      AddCopy(role, CopyDirection::kHostToDevice, State::kActivations, target, act_step,
-              CommPurpose::kActivationReload, "activations brought back for backward");
-      // The kept activations come back through the staging buffers; what recompute rebuilds
-      // from them is made on the device.
-      mem.activations = rebuilt;
-    } else {
-      // The peak, walking the stage's passes in the order its schedule runs them: a forward
-      // keeps its chunk's layers (plus the embedding's mask on the model's first chunk, the
-      // output layer's buffers on its last); a backward first frees the output layer's
-      // buffers, then holds what recompute rebuilds for its first layer beside everything
-      // still kept, and at its end has freed the chunk. With p = 1 this is
-      // act + max(0, rebuilt - head).
-      const Bytes chunk_bytes = act_per_layer * layers_per_chunk;
-      const Bytes embedding = first ? Bytes::Count(CeilDiv(sbh, split)) : Bytes::Zero();
-      const auto kept = [&](int chunk) {
-        return chunk_bytes + (chunk == 0 ? embedding : Bytes::Zero()) +
-               (chunk == c.v - 1 ? head : Bytes::Zero());
-      };
-      Bytes live, peak;
-      const PipelineSchedule schedule = c.training->pipeline_schedule;
-      for (const PipelinePass& pass : PipelineOrder(
-               schedule, c.pp, c.v, c.m, i, PipelinePeakHorizon(schedule, c.pp, c.v, c.m, i))) {
-        if (!pass.backward) {
-          live += kept(pass.chunk);
-          peak = std::max(peak, live);
-        } else {
-          const Bytes out = pass.chunk == c.v - 1 ? head : Bytes::Zero();
-          peak = std::max(peak, live - out + rebuilt);
-          live -= kept(pass.chunk);
-        }
-      }
-      mem.activations = peak;
+      const Bytes out = pass.chunk == c.v - 1 ? head : Bytes::Zero();
+      peak = std::max(peak, live - out + rebuilt);
+      live -= kept(pass.chunk);
     }
   }
+  return peak;
+}
 
-  // ---- gather buffers (S* on a data axis, or Θ streamed from an offload target)
+// Activations of stage `i` (Korthikanti et al. 2022; see model.h): their peak on the device,
+// or, when offloaded, what they occupy off it, their staging buffers and their copies.
+// REQUIRES: c.arch.
+void AddActivations(const Context& c, int i, RankRole& role) {
+  const TransformerSpec& t = c.model->transformer;
+  const bool first = i == 0;
+  const bool last = i == c.pp - 1;
+  MemoryBreakdown& mem = role.memory;
+  const Bytes act_per_layer = ActivationBytesPerLayer(
+      t, c.training->micro_batch, c.s_local, c.tp, c.sp, c.recompute, c.training->flash_attention);
+  const int64_t chunks = ChunksInFlight(c, i);
+  role.microbatches_in_flight = c.pp > 1 ? static_cast<double>(chunks) / c.v : 1;
+  const int64_t layers_per_chunk = CeilDiv(role.layers, c.v);
+  Bytes act = act_per_layer * (layers_per_chunk * chunks);
+  const int64_t sbh = c.s_local * c.training->micro_batch * t.hidden;
+  const int64_t split = c.sp ? c.tp : 1;
+  const int64_t held = CeilDiv(chunks, c.v);
+  // Korthikanti Section 4.3: the embedding's dropout mask (s b h bytes) on the first stage
+  // and, on the last, the output layer's 4 s b h (1 + V/h) / t (final norm, projection
+  // input, fp32 logits for the cross-entropy).
+  if (first) act += Bytes::Count(CeilDiv(sbh, split)) * held;
+  const Bytes head =
+      last
+          ? Bytes::Count(CeilDiv(4 * sbh + 4 * c.s_local * c.training->micro_batch * t.vocab, c.tp))
+          : Bytes::Zero();
+  act += head * held;
+  // All micro-batches of one step, for activation offload traffic.
+  const Bytes act_step = Bytes::Count(act.count() / std::max<int64_t>(held, 1)) * c.m;
+  // Recompute working set (Korthikanti Section 5): while a layer's backward runs, what
+  // recompute rebuilt for it is live beside everything kept, i.e. the layer's Table 2 figure
+  // without recompute less what it kept (full: the layer input, which is the first LayerNorm's
+  // input, so 2sbh of the 34sbh are not rebuilt; selective: the 5as^2b attention core). The
+  // first such moment is the backward of the stage's last layer, when every kept micro-batch
+  // is still live; on the last stage the output layer has by then released the micro-batch's
+  // logits, so the peak is the larger of the two. Without recompute nothing is rebuilt and
+  // the peak is the end of the forward (Korthikanti's figure as it stands).
+  const Bytes rebuilt = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
+                                                Recompute::kNone, c.training->flash_attention) -
+                        act_per_layer;
+  if (c.Offloaded(State::kActivations)) {
+    const OffloadTarget target = c.Target(State::kActivations);
+    (target == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += act;
+    mem.offload_staging += act_per_layer * 2;
+    AddCopy(role, CopyDirection::kDeviceToHost, State::kActivations, target, act_step,
+            CommPurpose::kActivationOffload,
+            "activations saved to the offload target during forward");
+    AddCopy(role, CopyDirection::kHostToDevice, State::kActivations, target, act_step,
+            CommPurpose::kActivationReload, "activations brought back for backward");
+    // The kept activations come back through the staging buffers; what recompute rebuilds
+    // from them is made on the device.
+    mem.activations = rebuilt;
+  } else {
+    const Bytes embedding = first ? Bytes::Count(CeilDiv(sbh, split)) : Bytes::Zero();
+    mem.activations =
+        WalkedActivationPeak(c, i, act_per_layer * layers_per_chunk, embedding, head, rebuilt);
+  }
+}
+
+// Device buffers of stage `i` for params gathered over a data axis (S*) or streamed from an
+// offload target, and for grads or optimizer states streamed to one.
+void AddGatherAndStagingBuffers(const Context& c, int i, MemoryBreakdown& mem) {
   const auto gathered = [&](Axis a) {
     const Mode mode = c.at(a, State::kParams).mode;
     return c.size(a) > 1 && (mode == Mode::kShardedGather || mode == Mode::kOffloaded);
   };
   const bool theta_gathered = gathered(Axis::kData) || gathered(Axis::kContext);
-  const int64_t unit = UnitElements(c, i, first, last);
+  const int64_t unit = UnitElements(c, i, i == 0, i == c.pp - 1);
   if (theta_gathered && !c.Offloaded(State::kParams)) {
     mem.gather_buffers = Bytes::Count(unit * c.bpp.params) * (c.options.prefetch_depth + 1);
     if (c.DataDivisorDense(State::kGrads) > 1) {
@@ -520,30 +509,30 @@ RankRole BuildStage(const Context& c, int i) {
       mem.gather_buffers += Bytes::Count(unit * c.bpp.grads);
     }
   }
-  // ---- offload staging: double buffers on device for streamed states
+  // Double buffers on device for streamed states.
   if (c.Offloaded(State::kParams)) {
     mem.offload_staging += Bytes::Count(unit * c.bpp.params) * (c.options.prefetch_depth + 1);
   }
   if (c.Offloaded(State::kGrads) || c.Offloaded(State::kOptimizer)) {
     mem.offload_staging += Bytes::Count(unit * c.bpp.grads) * 2;
   }
+}
 
-  // ---- data-parallel collectives (dp, and cp when it carries the same placement)
+// Data-parallel collectives of stage `i`: over dp, and over cp when it carries the same
+// placement (as one dp x cp group) or its own.
+void AddDataParallelCollectives(const Context& c, int i, RankRole& role) {
   const Slice g_slice = ModelSlice(c, State::kGrads, i);
   const auto modes = [&](Axis a) {
     return std::array<Mode, 3>{c.at(a, State::kParams).mode, c.at(a, State::kOptimizer).mode,
                                c.at(a, State::kGrads).mode};
   };
-  const auto any_sharded_dp = [&] {
-    for (State s : kModelStates)
-      if (IsSharded(c.at(Axis::kData, s).mode)) return true;
-    return false;
-  };
-  const int64_t dense_n = any_sharded_dp() ? c.shard_group : c.dp;
+  const bool any_sharded_dp =
+      std::any_of(std::begin(kModelStates), std::end(kModelStates),
+                  [&](State s) { return IsSharded(c.at(Axis::kData, s).mode); });
+  const int64_t dense_n = any_sharded_dp ? c.shard_group : c.dp;
   const int64_t dense_replicas = c.dp / std::max<int64_t>(dense_n, 1);
   const int64_t expert_dp = std::max(1, c.dp / std::max(1, c.ep));
-  const int64_t expert_n =
-      any_sharded_dp() ? std::min<int64_t>(c.shard_group, expert_dp) : expert_dp;
+  const int64_t expert_n = any_sharded_dp ? std::min<int64_t>(c.shard_group, expert_dp) : expert_dp;
   const int64_t expert_replicas = expert_dp / std::max<int64_t>(expert_n, 1);
   const auto [dt, dom, dg] = modes(Axis::kData);
   if (c.cp_joins_dp) {
@@ -563,96 +552,118 @@ RankRole BuildStage(const Context& c, int i) {
                           g_slice.dense + g_slice.expert, kWholeModel);
     }
   }
+}
 
-  if (c.arch) {
-    const int64_t b = c.training->micro_batch;
-    const Bytes act_buffer = Bytes::Count(b * c.s_local * t.hidden * 2);
-    const int64_t fwd_passes = c.recompute == Recompute::kFull ? 2 : 1;
-    // ---- tensor parallel (Megatron-LM): per layer two collectives in forward (attention,
-    // MLP), two in backward, and the forward's again under full recompute.
-    if (c.tp > 1) {
-      const int64_t per_layer = 2 * fwd_passes + 2;
-      const int64_t count = per_layer * role.layers * c.m;
-      if (c.sp) {
-        AddCollective(role, CollectiveKind::kAllGather, Axis::kTensor, State::kActivations, c.tp,
-                      act_buffer, count, CommPurpose::kSequenceParallelGather,
-                      "sequence-parallel activations all-gathered before attention and MLP");
-        AddCollective(role, CollectiveKind::kReduceScatter, Axis::kTensor, State::kActivations,
-                      c.tp, act_buffer, count, CommPurpose::kSequenceParallelScatter,
-                      "attention and MLP outputs reduce-scattered back to sequence shards");
-      } else {
-        AddCollective(role, CollectiveKind::kAllReduce, Axis::kTensor, State::kActivations, c.tp,
-                      act_buffer, count, CommPurpose::kTensorParallelReduce,
-                      "attention and MLP outputs (forward) and input grads (backward) "
-                      "all-reduced");
-      }
-      if (first) {
-        AddCollective(role, c.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                      Axis::kTensor, State::kActivations, c.tp, act_buffer, c.m * fwd_passes,
-                      CommPurpose::kEmbeddingCombine, "vocab-parallel embedding output combined");
-      }
-    }
-    // ---- pipeline parallel: activations forward, their gradients backward, per micro-batch
-    // (and per model chunk when interleaved). With tp > 1 each tp rank sends 1/t
-    // (Narayanan et al. 2021 Section 4.1, scatter/gather optimization).
-    if (c.pp > 1) {
-      const Bytes p2p = Bytes::Count(CeilDiv(act_buffer.count(), c.tp));
-      int64_t fwd = 0, bwd = 0;
-      if (c.training->pipeline_schedule == PipelineSchedule::kInterleaved1F1B) {
-        fwd = c.m * c.v - (last ? c.m : 0);
-        bwd = c.m * c.v - (first ? c.m : 0);
-      } else {
-        fwd = last ? 0 : c.m;
-        bwd = first ? 0 : c.m;
-      }
-      // Point-to-point: a group of two neighbouring stages.
-      AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
-                    fwd, CommPurpose::kPipelineActivations, "activations sent to the next stage");
-      AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
-                    bwd, CommPurpose::kPipelineActivationGrads,
-                    "activation grads sent to the previous stage");
-      if (c.params.head == 0 && (first || last)) {
-        AddCollective(role, CollectiveKind::kAllReduce, Axis::kPipeline, State::kGrads, 2,
-                      Bytes::Count(CeilDiv(t.vocab * t.hidden, c.tp) * c.bpp.grads), 1,
-                      CommPurpose::kTiedEmbeddingSync,
-                      "tied word-embedding grads all-reduced between first and last stage");
-      }
-    }
-    // ---- context parallel: ring attention passes K and V around the ring in every forward
-    // pass, and K, V and their grads in backward; the all-gather variant gathers K and V
-    // before every attention pass and reduce-scatters their grads after the backward. Both
-    // move (cp - 1) chunks of K/V per pass (and of their grads in backward).
-    if (c.cp > 1) {
-      const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (t.hidden / t.heads);
-      const Bytes kv = Bytes::Count(2 * b * c.s_local * CeilDiv(kv_width, c.tp) * 2);
-      if (c.training->context_parallel_comm == ContextParallelComm::kAllGather) {
-        AddCollective(role, CollectiveKind::kAllGather, Axis::kContext, State::kActivations, c.cp,
-                      kv * c.cp, (fwd_passes + 1) * role.layers * c.m,
-                      CommPurpose::kContextKvGather,
-                      "keys and values all-gathered over cp before every attention pass");
-        AddCollective(role, CollectiveKind::kReduceScatter, Axis::kContext, State::kActivations,
-                      c.cp, kv * c.cp, role.layers * c.m, CommPurpose::kContextKvGradScatter,
-                      "key/value grads reduce-scattered over cp after the attention backward");
-      } else {
-        const int64_t count = (fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
-        AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp,
-                      kv, count, CommPurpose::kContextKvRing,
-                      "key/value chunks (and their grads) passed around the cp ring");
-      }
-    }
-    // ---- expert parallel: token dispatch and combine, forward and backward.
-    if (c.ep > 1 && t.experts > 1) {
-      // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
-      const Bytes tokens = Scale(Bytes::Count(CeilDiv(act_buffer.count(), c.sp ? c.tp : 1)),
-                                 MoeBusiestExpertMultiplier(t));
-      AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep,
-                    tokens, 2 * (fwd_passes + 1) * role.layers * c.m,
-                    CommPurpose::kExpertDispatchCombine,
-                    "tokens dispatched to and combined from their experts");
-    }
+// What the activation collectives of a stage carry: one micro-batch's b x s/cp x h bf16
+// activations, and how many forward passes each layer runs (two under full recompute).
+struct ActivationTraffic {
+  int64_t micro_batch = 0;
+  Bytes buffer;
+  int64_t fwd_passes = 1;
+};
+
+ActivationTraffic ActivationTrafficOf(const Context& c) {
+  const int64_t b = c.training->micro_batch;
+  return {b, Bytes::Count(b * c.s_local * c.model->transformer.hidden * 2),
+          c.recompute == Recompute::kFull ? 2 : 1};
+}
+
+// Tensor parallel (Megatron-LM): per layer two collectives in forward (attention, MLP), two
+// in backward, and the forward's again under full recompute.
+void AddTensorParallelCollectives(const Context& c, int i, const ActivationTraffic& a,
+                                  RankRole& role) {
+  if (c.tp <= 1) return;
+  const int64_t per_layer = 2 * a.fwd_passes + 2;
+  const int64_t count = per_layer * role.layers * c.m;
+  if (c.sp) {
+    AddCollective(role, CollectiveKind::kAllGather, Axis::kTensor, State::kActivations, c.tp,
+                  a.buffer, count, CommPurpose::kSequenceParallelGather,
+                  "sequence-parallel activations all-gathered before attention and MLP");
+    AddCollective(role, CollectiveKind::kReduceScatter, Axis::kTensor, State::kActivations, c.tp,
+                  a.buffer, count, CommPurpose::kSequenceParallelScatter,
+                  "attention and MLP outputs reduce-scattered back to sequence shards");
+  } else {
+    AddCollective(role, CollectiveKind::kAllReduce, Axis::kTensor, State::kActivations, c.tp,
+                  a.buffer, count, CommPurpose::kTensorParallelReduce,
+                  "attention and MLP outputs (forward) and input grads (backward) "
+                  "all-reduced");
   }
+  if (i == 0) {
+    AddCollective(role, c.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                  Axis::kTensor, State::kActivations, c.tp, a.buffer, c.m * a.fwd_passes,
+                  CommPurpose::kEmbeddingCombine, "vocab-parallel embedding output combined");
+  }
+}
 
-  // ---- offload copies (per device per step)
+// Pipeline parallel: activations forward, their gradients backward, per micro-batch (and per
+// model chunk when interleaved). With tp > 1 each tp rank sends 1/t (Narayanan et al. 2021
+// Section 4.1, scatter/gather optimization).
+void AddPipelineCollectives(const Context& c, int i, const ActivationTraffic& a, RankRole& role) {
+  if (c.pp <= 1) return;
+  const bool first = i == 0;
+  const bool last = i == c.pp - 1;
+  const Bytes p2p = Bytes::Count(CeilDiv(a.buffer.count(), c.tp));
+  int64_t fwd = 0, bwd = 0;
+  if (c.training->pipeline_schedule == PipelineSchedule::kInterleaved1F1B) {
+    fwd = c.m * c.v - (last ? c.m : 0);
+    bwd = c.m * c.v - (first ? c.m : 0);
+  } else {
+    fwd = last ? 0 : c.m;
+    bwd = first ? 0 : c.m;
+  }
+  // Point-to-point: a group of two neighbouring stages.
+  AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p, fwd,
+                CommPurpose::kPipelineActivations, "activations sent to the next stage");
+  AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p, bwd,
+                CommPurpose::kPipelineActivationGrads,
+                "activation grads sent to the previous stage");
+  if (c.params.head == 0 && (first || last)) {
+    const TransformerSpec& t = c.model->transformer;
+    AddCollective(role, CollectiveKind::kAllReduce, Axis::kPipeline, State::kGrads, 2,
+                  Bytes::Count(CeilDiv(t.vocab * t.hidden, c.tp) * c.bpp.grads), 1,
+                  CommPurpose::kTiedEmbeddingSync,
+                  "tied word-embedding grads all-reduced between first and last stage");
+  }
+}
+
+// Context parallel: ring attention passes K and V around the ring in every forward pass, and
+// K, V and their grads in backward; the all-gather variant gathers K and V before every
+// attention pass and reduce-scatters their grads after the backward. Both move (cp - 1)
+// chunks of K/V per pass (and of their grads in backward).
+void AddContextParallelCollectives(const Context& c, const ActivationTraffic& a, RankRole& role) {
+  if (c.cp <= 1) return;
+  const TransformerSpec& t = c.model->transformer;
+  const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (t.hidden / t.heads);
+  const Bytes kv = Bytes::Count(2 * a.micro_batch * c.s_local * CeilDiv(kv_width, c.tp) * 2);
+  if (c.training->context_parallel_comm == ContextParallelComm::kAllGather) {
+    AddCollective(role, CollectiveKind::kAllGather, Axis::kContext, State::kActivations, c.cp,
+                  kv * c.cp, (a.fwd_passes + 1) * role.layers * c.m, CommPurpose::kContextKvGather,
+                  "keys and values all-gathered over cp before every attention pass");
+    AddCollective(role, CollectiveKind::kReduceScatter, Axis::kContext, State::kActivations, c.cp,
+                  kv * c.cp, role.layers * c.m, CommPurpose::kContextKvGradScatter,
+                  "key/value grads reduce-scattered over cp after the attention backward");
+  } else {
+    const int64_t count = (a.fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
+    AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp, kv,
+                  count, CommPurpose::kContextKvRing,
+                  "key/value chunks (and their grads) passed around the cp ring");
+  }
+}
+
+// Expert parallel: token dispatch and combine, forward and backward.
+void AddExpertParallelCollectives(const Context& c, const ActivationTraffic& a, RankRole& role) {
+  const TransformerSpec& t = c.model->transformer;
+  if (c.ep <= 1 || t.experts <= 1) return;
+  // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
+  const Bytes tokens = Scale(Bytes::Count(CeilDiv(a.buffer.count(), c.sp ? c.tp : 1)),
+                             MoeBusiestExpertMultiplier(t));
+  AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep, tokens,
+                2 * (a.fwd_passes + 1) * role.layers * c.m, CommPurpose::kExpertDispatchCombine,
+                "tokens dispatched to and combined from their experts");
+}
+
+// Offload copies of stage `i`'s model states, per device per step.
+void AddStateOffloadCopies(const Context& c, int i, RankRole& role) {
   const Bytes theta_shard = Bytes::Count(DeviceElements(c, State::kParams, i) * c.bpp.params);
   const int64_t omega_elems = DeviceElements(c, State::kOptimizer, i);
   if (c.Offloaded(State::kOptimizer)) {
@@ -685,6 +696,32 @@ RankRole BuildStage(const Context& c, int i) {
             theta_shard * (2 * c.m), CommPurpose::kParamFetch,
             "parameter shard fetched before the all-gather, in forward and in backward");
   }
+}
+
+// Builds the role of pipeline stage `i`: memory, collectives, copies. The order of the
+// collectives and copies is the order reports list them in.
+RankRole BuildStage(const Context& c, int i) {
+  RankRole role;
+  role.first_stage = role.last_stage = i;
+  role.ranks = c.strategy->mesh.world() / c.pp;
+  role.has_embedding = c.arch && i == 0;
+  role.has_head = c.arch && i == c.pp - 1;
+  role.layers = c.arch ? StageLayers(c, i) : 0;
+  const Slice theta_slice = ModelSlice(c, State::kParams, i);
+  role.params_local = theta_slice.dense + theta_slice.expert;
+
+  AddModelStates(c, i, role.memory);
+  if (c.arch) AddActivations(c, i, role);
+  AddGatherAndStagingBuffers(c, i, role.memory);
+  AddDataParallelCollectives(c, i, role);
+  if (c.arch) {
+    const ActivationTraffic traffic = ActivationTrafficOf(c);
+    AddTensorParallelCollectives(c, i, traffic, role);
+    AddPipelineCollectives(c, i, traffic, role);
+    AddContextParallelCollectives(c, traffic, role);
+    AddExpertParallelCollectives(c, traffic, role);
+  }
+  AddStateOffloadCopies(c, i, role);
   return role;
 }
 
