@@ -757,138 +757,165 @@ std::string ModeText(Mode m) { return fmt::format("{} ({})", ModeName(m), ModeSy
 
 bool IsDataAxis(Axis a) { return a == Axis::kData || a == Axis::kContext; }
 
+// An axis's name and the modes of the four states on it, as the placement rules read them.
+struct AxisModes {
+  const char* name;
+  Mode theta, omega, grad, act;
+};
+AxisModes ModesOn(const Context& c, Axis axis) {
+  return {AxisName(axis), c.at(axis, State::kParams).mode, c.at(axis, State::kOptimizer).mode,
+          c.at(axis, State::kGrads).mode, c.at(axis, State::kActivations).mode};
+}
+
+// Rules for every axis: M is for activations only; an optimizer replica needs the full
+// averaged gradient; on a model-parallel axis the optimizer is sliced like the params.
+void CheckStateRules(const Context& c, Axis axis, Plan& plan) {
+  const auto [an, theta, omega, grad, act] = ModesOn(c, axis);
+  // M applies to activations only.
+  for (State s : kModelStates) {
+    if (c.at(axis, s).mode == Mode::kMaterialized) {
+      AddFinding(plan, Severity::kError, "mode-not-applicable", s, axis,
+                 fmt::format("{} are materialized (M) on {}: M means rebuilt from checkpoints "
+                             "by recomputation, which only activations can be",
+                             StateName(s), an),
+                 fmt::format("place {} as R, S, S* or O on {}", StateName(s), an));
+    }
+  }
+  // Gradient integrity: an optimizer replica must see the full averaged gradient.
+  if (IsSharded(grad) && omega == Mode::kReplicated) {
+    AddFinding(plan, Severity::kError, "gradient-integrity", State::kGrads, axis,
+               fmt::format("grads are {} on {} while the optimizer is replicated (R) on {}: "
+                           "no device holds the full averaged gradient its update needs",
+                           ModeText(grad), an, an),
+               fmt::format("shard the optimizer on {} too (S, as in ZeRO-2), or replicate "
+                           "the grads (R, all-reduced)",
+                           an));
+  }
+  // State consistency on model-parallel axes: a replicated optimizer over sliced
+  // parameters only ever receives the gradient of the local slice.
+  if (!IsDataAxis(axis) && IsSharded(theta) && omega == Mode::kReplicated) {
+    AddFinding(plan, Severity::kError, "state-consistency", State::kOptimizer, axis,
+               fmt::format("params are {} on {} while the optimizer is replicated (R) on {}: "
+                           "each rank updates only its own slice, so the optimizer replicas "
+                           "(master weights, moments) differ across {} ranks",
+                           ModeText(theta), an, an, an),
+               fmt::format("shard the optimizer on {} like the params (S)", an));
+  }
+}
+
+// Rules for a data axis (dp, cp), where every rank runs the whole model slice on its own
+// micro-batches.
+void CheckDataAxisPlacement(const Context& c, Axis axis, Plan& plan) {
+  const auto [an, theta, omega, grad, act] = ModesOn(c, axis);
+  if (theta == Mode::kSharded) {
+    AddFinding(plan, Severity::kError, "params-need-gather", State::kParams, axis,
+               fmt::format("params are sharded (S) on {} without gather: every {} rank runs "
+                           "the whole model slice, but holds only 1/{} of its parameters",
+                           an, an, c.size(axis)),
+               fmt::format("use S* on {} (all-gather each unit before use, as ZeRO-3/FSDP)", an));
+  }
+  if (IsSharded(theta) && omega == Mode::kReplicated && grad == Mode::kReplicated) {
+    AddFinding(plan, Severity::kWarning, "redundant-optimizer", State::kOptimizer, axis,
+               fmt::format("params are {} on {} while the optimizer is replicated (R): every "
+                           "rank updates every parameter and keeps only its shard",
+                           ModeText(theta), an),
+               fmt::format("shard the optimizer and grads on {} (S), as ZeRO-3", an));
+  }
+  for (State s : {State::kOptimizer, State::kGrads}) {
+    if (c.at(axis, s).mode == Mode::kShardedGather) {
+      AddFinding(plan, Severity::kWarning, "gather-not-needed", s, axis,
+                 fmt::format("{} are S* on {}: they are never gathered before use; read as "
+                             "sharded (S)",
+                             StateName(s), an),
+                 fmt::format("write S for {} on {}", StateName(s), an));
+    }
+  }
+  if (axis == Axis::kData && (act == Mode::kSharded || act == Mode::kShardedGather)) {
+    AddFinding(plan, Severity::kError, "activation-placement", State::kActivations, axis,
+               fmt::format("activations are {} on dp: each dp rank already holds only the "
+                           "activations of its own micro-batch, so sharding them over dp "
+                           "has no meaning",
+                           ModeText(act)),
+               "place activations as R on dp (M to recompute them, O to offload them)");
+  }
+}
+
+// Rules for a model-parallel axis (tp, pp, ep), which slices the model: Θ, Ω and G must be
+// sliced the same way.
+void CheckModelParallelPlacement(const Context& c, Axis axis, Plan& plan) {
+  const auto [an, theta, omega, grad, act] = ModesOn(c, axis);
+  for (State s : kModelStates) {
+    const Mode mode = c.at(axis, s).mode;
+    if (mode == Mode::kSharded || mode == Mode::kMaterialized) continue;
+    if (s == State::kOptimizer && mode == Mode::kReplicated && IsSharded(theta)) continue;
+    if (s == State::kGrads && IsSharded(grad) && omega == Mode::kReplicated) continue;
+    AddFinding(plan, Severity::kError, "model-parallel-placement", s, axis,
+               fmt::format("{} are {} on {}: {} slices the model ({}), so every rank computes "
+                           "with, differentiates and updates only its own slice",
+                           StateName(s), ModeText(mode), an, an,
+                           axis == Axis::kTensor     ? "Megatron tensor parallelism"
+                           : axis == Axis::kPipeline ? "layers per stage"
+                                                     : "experts per rank"),
+               fmt::format("shard {} on {} (S)", StateName(s), an));
+  }
+  if (axis == Axis::kPipeline && act != Mode::kSharded && act != Mode::kMaterialized) {
+    AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
+               fmt::format("activations are {} on pp; each stage only ever holds the "
+                           "activations of its own layers; read as sharded (S)",
+                           ModeText(act)),
+               "write S for activations on pp");
+  }
+  if (axis == Axis::kTensor && act == Mode::kShardedGather) {
+    AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
+               "activations are S* on tp; read as sequence parallel (S)",
+               "write S (sequence parallel) or R for activations on tp");
+  }
+}
+
+// Offload targets: named, present on the node, and one per state.
+void CheckOffloadTargets(const Context& c, Axis axis, Plan& plan) {
+  const char* an = AxisName(axis);
+  for (int si = 0; si < kNumStates; ++si) {
+    const State s = static_cast<State>(si);
+    const Placement& p = c.at(axis, s);
+    if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNone) {
+      AddFinding(plan, Severity::kError, "offload-target", s, axis,
+                 fmt::format("{} are offloaded (O) on {} without a target", StateName(s), an),
+                 "name the target: host or nvme");
+    }
+    if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNvme &&
+        c.cluster->node.nvme_capacity.count() <= 0) {
+      AddFinding(
+          plan, Severity::kError, "offload-target", s, axis,
+          fmt::format("{} are offloaded to NVMe on {}, but the node has no NVMe", StateName(s), an),
+          "offload to host memory, or describe the node's NVMe (nvme_capacity)");
+    }
+    if (p.mode == Mode::kOffloaded && p.target != OffloadTarget::kNone && c.Target(s) != p.target) {
+      AddFinding(plan, Severity::kError, "offload-target", s, axis,
+                 fmt::format("{} are offloaded to {} on {} but to {} on another axis", StateName(s),
+                             OffloadTargetName(p.target), an, OffloadTargetName(c.Target(s))),
+                 "offload a state to one target");
+    }
+  }
+}
+
 void CheckPlacement(const Context& c, Plan& plan) {
   for (int ai = 0; ai < topology::kNumAxes; ++ai) {
     const Axis axis = static_cast<Axis>(ai);
     if (c.size(axis) <= 1) continue;
     if (axis == Axis::kExpert && (!c.arch || c.model->transformer.experts <= 1)) continue;
-    const char* an = AxisName(axis);
-    const Mode theta = c.at(axis, State::kParams).mode;
-    const Mode omega = c.at(axis, State::kOptimizer).mode;
-    const Mode grad = c.at(axis, State::kGrads).mode;
-    const Mode act = c.at(axis, State::kActivations).mode;
-
-    // M applies to activations only.
-    for (State s : kModelStates) {
-      if (c.at(axis, s).mode == Mode::kMaterialized) {
-        AddFinding(plan, Severity::kError, "mode-not-applicable", s, axis,
-                   fmt::format("{} are materialized (M) on {}: M means rebuilt from checkpoints "
-                               "by recomputation, which only activations can be",
-                               StateName(s), an),
-                   fmt::format("place {} as R, S, S* or O on {}", StateName(s), an));
-      }
-    }
-    // Gradient integrity: an optimizer replica must see the full averaged gradient.
-    if (IsSharded(grad) && omega == Mode::kReplicated) {
-      AddFinding(plan, Severity::kError, "gradient-integrity", State::kGrads, axis,
-                 fmt::format("grads are {} on {} while the optimizer is replicated (R) on {}: "
-                             "no device holds the full averaged gradient its update needs",
-                             ModeText(grad), an, an),
-                 fmt::format("shard the optimizer on {} too (S, as in ZeRO-2), or replicate "
-                             "the grads (R, all-reduced)",
-                             an));
-    }
-    // State consistency on model-parallel axes: a replicated optimizer over sliced
-    // parameters only ever receives the gradient of the local slice.
-    if (!IsDataAxis(axis) && IsSharded(theta) && omega == Mode::kReplicated) {
-      AddFinding(plan, Severity::kError, "state-consistency", State::kOptimizer, axis,
-                 fmt::format("params are {} on {} while the optimizer is replicated (R) on {}: "
-                             "each rank updates only its own slice, so the optimizer replicas "
-                             "(master weights, moments) differ across {} ranks",
-                             ModeText(theta), an, an, an),
-                 fmt::format("shard the optimizer on {} like the params (S)", an));
-    }
+    CheckStateRules(c, axis, plan);
     if (IsDataAxis(axis)) {
-      if (theta == Mode::kSharded) {
-        AddFinding(
-            plan, Severity::kError, "params-need-gather", State::kParams, axis,
-            fmt::format("params are sharded (S) on {} without gather: every {} rank runs "
-                        "the whole model slice, but holds only 1/{} of its parameters",
-                        an, an, c.size(axis)),
-            fmt::format("use S* on {} (all-gather each unit before use, as ZeRO-3/FSDP)", an));
-      }
-      if (IsSharded(theta) && omega == Mode::kReplicated && grad == Mode::kReplicated) {
-        AddFinding(plan, Severity::kWarning, "redundant-optimizer", State::kOptimizer, axis,
-                   fmt::format("params are {} on {} while the optimizer is replicated (R): every "
-                               "rank updates every parameter and keeps only its shard",
-                               ModeText(theta), an),
-                   fmt::format("shard the optimizer and grads on {} (S), as ZeRO-3", an));
-      }
-      for (State s : {State::kOptimizer, State::kGrads}) {
-        if (c.at(axis, s).mode == Mode::kShardedGather) {
-          AddFinding(plan, Severity::kWarning, "gather-not-needed", s, axis,
-                     fmt::format("{} are S* on {}: they are never gathered before use; read as "
-                                 "sharded (S)",
-                                 StateName(s), an),
-                     fmt::format("write S for {} on {}", StateName(s), an));
-        }
-      }
-      if (axis == Axis::kData && (act == Mode::kSharded || act == Mode::kShardedGather)) {
-        AddFinding(plan, Severity::kError, "activation-placement", State::kActivations, axis,
-                   fmt::format("activations are {} on dp: each dp rank already holds only the "
-                               "activations of its own micro-batch, so sharding them over dp "
-                               "has no meaning",
-                               ModeText(act)),
-                   "place activations as R on dp (M to recompute them, O to offload them)");
-      }
+      CheckDataAxisPlacement(c, axis, plan);
     } else {
-      // tp, pp, ep slice the model: Θ, Ω and G must be sliced the same way.
-      for (State s : kModelStates) {
-        const Mode mode = c.at(axis, s).mode;
-        if (mode == Mode::kSharded || mode == Mode::kMaterialized) continue;
-        if (s == State::kOptimizer && mode == Mode::kReplicated && IsSharded(theta)) continue;
-        if (s == State::kGrads && IsSharded(grad) && omega == Mode::kReplicated) continue;
-        AddFinding(plan, Severity::kError, "model-parallel-placement", s, axis,
-                   fmt::format("{} are {} on {}: {} slices the model ({}), so every rank computes "
-                               "with, differentiates and updates only its own slice",
-                               StateName(s), ModeText(mode), an, an,
-                               axis == Axis::kTensor     ? "Megatron tensor parallelism"
-                               : axis == Axis::kPipeline ? "layers per stage"
-                                                         : "experts per rank"),
-                   fmt::format("shard {} on {} (S)", StateName(s), an));
-      }
-      if (axis == Axis::kPipeline && act != Mode::kSharded && act != Mode::kMaterialized) {
-        AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
-                   fmt::format("activations are {} on pp; each stage only ever holds the "
-                               "activations of its own layers; read as sharded (S)",
-                               ModeText(act)),
-                   "write S for activations on pp");
-      }
-      if (axis == Axis::kTensor && act == Mode::kShardedGather) {
-        AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
-                   "activations are S* on tp; read as sequence parallel (S)",
-                   "write S (sequence parallel) or R for activations on tp");
-      }
+      CheckModelParallelPlacement(c, axis, plan);
     }
-    // Offload targets.
-    for (int si = 0; si < kNumStates; ++si) {
-      const State s = static_cast<State>(si);
-      const Placement& p = c.at(axis, s);
-      if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNone) {
-        AddFinding(plan, Severity::kError, "offload-target", s, axis,
-                   fmt::format("{} are offloaded (O) on {} without a target", StateName(s), an),
-                   "name the target: host or nvme");
-      }
-      if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNvme &&
-          c.cluster->node.nvme_capacity.count() <= 0) {
-        AddFinding(plan, Severity::kError, "offload-target", s, axis,
-                   fmt::format("{} are offloaded to NVMe on {}, but the node has no NVMe",
-                               StateName(s), an),
-                   "offload to host memory, or describe the node's NVMe (nvme_capacity)");
-      }
-      if (p.mode == Mode::kOffloaded && p.target != OffloadTarget::kNone &&
-          c.Target(s) != p.target) {
-        AddFinding(
-            plan, Severity::kError, "offload-target", s, axis,
-            fmt::format("{} are offloaded to {} on {} but to {} on another axis", StateName(s),
-                        OffloadTargetName(p.target), an, OffloadTargetName(c.Target(s))),
-            "offload a state to one target");
-      }
-    }
+    CheckOffloadTargets(c, axis, plan);
   }
 }
 
-void CheckComposition(const Context& c, Plan& plan) {
+// The mesh covers the cluster and the batch splits into whole micro-batches.
+void CheckWorldAndBatch(const Context& c, Plan& plan) {
   const topology::ClusterSpec& cl = *c.cluster;
   const int64_t devices = int64_t{cl.nodes} * cl.node.gpus;
   if (plan.world != devices) {
@@ -907,6 +934,11 @@ void CheckComposition(const Context& c, Plan& plan) {
                            c.training->global_batch, c.training->micro_batch, c.dp, per_step),
                fmt::format("use a global batch that is a multiple of {}", per_step));
   }
+}
+
+// Tensor parallelism splits heads, hidden and FFN evenly, and stays inside a node.
+void CheckTensorParallelShape(const Context& c, Plan& plan) {
+  const topology::ClusterSpec& cl = *c.cluster;
   if (c.tp > 1 && c.arch) {
     const TransformerSpec& t = c.model->transformer;
     const std::pair<const char*, int64_t> dims[] = {
@@ -931,6 +963,11 @@ void CheckComposition(const Context& c, Plan& plan) {
                            c.tp, CountOf(cl.node.gpus, "GPU", "GPUs")),
                fmt::format("keep tp <= {} (inside a node) unless this is intended", cl.node.gpus));
   }
+}
+
+// Stages split the layers evenly, interleaving has its schedule and its micro-batch groups,
+// and there are enough micro-batches to fill the pipeline.
+void CheckPipelineShape(const Context& c, Plan& plan) {
   if (c.arch && c.pp > 1 && c.strategy->pipeline_stage_layers.empty() &&
       c.params.layers % (int64_t{c.pp} * c.v) != 0) {
     AddFinding(plan, Severity::kError, "pp-divisibility", State::kParams, Axis::kPipeline,
@@ -961,6 +998,11 @@ void CheckComposition(const Context& c, Plan& plan) {
                "use at least as many micro-batches per step as stages (a larger global batch "
                "or a smaller micro-batch)");
   }
+}
+
+// Context parallelism splits the sequence evenly; expert parallelism splits the experts and
+// the data-parallel ranks evenly.
+void CheckContextAndExpertShape(const Context& c, Plan& plan) {
   if (c.cp > 1 && c.arch && c.model->transformer.seq_len % c.cp != 0) {
     AddFinding(plan, Severity::kError, "cp-divisibility", State::kActivations, Axis::kContext,
                fmt::format("cp {} does not divide seq_len {}", c.cp, c.model->transformer.seq_len),
@@ -985,6 +1027,10 @@ void CheckComposition(const Context& c, Plan& plan) {
                  "use an ep that divides dp");
     }
   }
+}
+
+// Hybrid shard groups divide dp; sequence parallelism needs tp.
+void CheckShardingOptions(const Context& c, Plan& plan) {
   const int g = c.strategy->shard_group_size;
   if (g > 0 && (g > c.dp || c.dp % g != 0)) {
     AddFinding(plan, Severity::kError, "hybrid-shard-group", std::nullopt, Axis::kData,
@@ -996,6 +1042,15 @@ void CheckComposition(const Context& c, Plan& plan) {
                "sequence parallelism is set but tp is 1: it has no effect",
                "drop sequence_parallel, or use tp > 1");
   }
+}
+
+// How the mesh, the batch and the model fit together (the placement aside).
+void CheckComposition(const Context& c, Plan& plan) {
+  CheckWorldAndBatch(c, plan);
+  CheckTensorParallelShape(c, plan);
+  CheckPipelineShape(c, plan);
+  CheckContextAndExpertShape(c, plan);
+  CheckShardingOptions(c, plan);
 }
 
 void CheckCapacities(const Context& c, Plan& plan) {
@@ -1062,6 +1117,73 @@ std::array<std::array<Placement, kNumStates>, topology::kNumAxes> EffectivePlace
   return placement;
 }
 
+// strategy.pipeline_stage_layers, when given: one positive entry per stage, summing to the
+// model's layers, and no interleaving.
+void ValidateStageLayers(const ModelSpec& model, const TrainingSpec& training,
+                         const StrategySpec& strategy, ErrorList& errors) {
+  const std::vector<int>& split = strategy.pipeline_stage_layers;
+  if (split.empty()) return;
+  const topology::MeshShape& mesh = strategy.mesh;
+  int64_t sum = 0;
+  bool positive = true;
+  for (int n : split) {
+    sum += n;
+    positive &= n >= 1;
+  }
+  const std::string value = fmt::format("[{}]", fmt::join(split, ", "));
+  if (static_cast<int64_t>(split.size()) != mesh.pp) {
+    errors.Add("strategy.pipeline_stage_layers", value,
+               fmt::format("must have pp = {} entries, one per stage", mesh.pp));
+  } else if (!positive) {
+    errors.Add("strategy.pipeline_stage_layers", value, "every stage needs at least 1 layer");
+  } else if (model.has_architecture() && sum != model.transformer.layers) {
+    errors.Add("strategy.pipeline_stage_layers", value,
+               fmt::format("sums to {}; must sum to the model's {} layers", sum,
+                           model.transformer.layers));
+  }
+  if (training.virtual_stages > 1) {
+    errors.Add("strategy.pipeline_stage_layers", value,
+               "an explicit split needs virtual_stages = 1");
+  }
+}
+
+// The shape of a transformer: positive sizes that divide as attention needs, and routing
+// settings that make sense for its experts.
+void ValidateTransformer(const TransformerSpec& t, ErrorList& errors) {
+  const std::pair<const char*, int64_t> positive[] = {
+      {"hidden", t.hidden}, {"heads", t.heads}, {"seq_len", t.seq_len}};
+  for (const auto& [field, value] : positive) {
+    if (value < 1)
+      errors.Add(fmt::format("model.transformer.{}", field), std::to_string(value), "must be >= 1");
+  }
+  if (t.vocab < 0 || t.ffn_hidden < 0 || t.kv_heads < 0 || t.experts < 0)
+    errors.Add("model.transformer", "negative size",
+               "vocab, ffn_hidden, kv_heads and "
+               "experts must be >= 0");
+  if (t.heads > 0 && t.hidden % t.heads != 0)
+    errors.Add("model.transformer.heads", std::to_string(t.heads),
+               fmt::format("must divide hidden {}", t.hidden));
+  if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0)
+    errors.Add("model.transformer.kv_heads", std::to_string(t.kv_heads),
+               fmt::format("must divide heads {}", t.heads));
+  if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
+    errors.Add("model.transformer.top_k", std::to_string(t.top_k),
+               fmt::format("must be between 1 and experts {}", t.experts));
+  if (t.experts > 1 && !(t.capacity_factor >= 0 && std::isfinite(t.capacity_factor)))
+    errors.Add("model.transformer.capacity_factor", fmt::format("{}", t.capacity_factor),
+               "must be > 0, or 0 for dropless routing");
+  if (!(t.routing_imbalance >= 1 && std::isfinite(t.routing_imbalance)))
+    errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+               "must be a finite number >= 1 (1 = balanced)");
+  else if (t.routing_imbalance != 1 && (t.experts <= 1 || t.capacity_factor > 0))
+    errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+               t.experts <= 1 ? "applies to mixture-of-experts models only"
+                              : fmt::format("applies to dropless routing (capacity_factor 0); "
+                                            "with capacity_factor {} every expert computes its "
+                                            "padded capacity and drops the rest",
+                                            t.capacity_factor));
+}
+
 Status Validate(const ModelSpec& model, const TrainingSpec& training,
                 const StrategySpec& strategy) {
   ErrorList errors;
@@ -1079,29 +1201,7 @@ Status Validate(const ModelSpec& model, const TrainingSpec& training,
     errors.Add("training.global_batch", std::to_string(training.global_batch), "must be >= 1");
   if (training.virtual_stages < 1)
     errors.Add("training.virtual_stages", std::to_string(training.virtual_stages), "must be >= 1");
-  if (const std::vector<int>& split = strategy.pipeline_stage_layers; !split.empty()) {
-    int64_t sum = 0;
-    bool positive = true;
-    for (int n : split) {
-      sum += n;
-      positive &= n >= 1;
-    }
-    const std::string value = fmt::format("[{}]", fmt::join(split, ", "));
-    if (static_cast<int64_t>(split.size()) != mesh.pp) {
-      errors.Add("strategy.pipeline_stage_layers", value,
-                 fmt::format("must have pp = {} entries, one per stage", mesh.pp));
-    } else if (!positive) {
-      errors.Add("strategy.pipeline_stage_layers", value, "every stage needs at least 1 layer");
-    } else if (model.has_architecture() && sum != model.transformer.layers) {
-      errors.Add("strategy.pipeline_stage_layers", value,
-                 fmt::format("sums to {}; must sum to the model's {} layers", sum,
-                             model.transformer.layers));
-    }
-    if (training.virtual_stages > 1) {
-      errors.Add("strategy.pipeline_stage_layers", value,
-                 "an explicit split needs virtual_stages = 1");
-    }
-  }
+  ValidateStageLayers(model, training, strategy, errors);
   if (strategy.layers_per_unit < 1)
     errors.Add("strategy.layers_per_unit", std::to_string(strategy.layers_per_unit),
                "must be >= 1");
@@ -1114,50 +1214,25 @@ Status Validate(const ModelSpec& model, const TrainingSpec& training,
                  "needs an architecture (layers > 0) or a parameter_count > 0");
     }
   } else {
-    const TransformerSpec& t = model.transformer;
-    const std::pair<const char*, int64_t> positive[] = {
-        {"hidden", t.hidden}, {"heads", t.heads}, {"seq_len", t.seq_len}};
-    for (const auto& [field, value] : positive) {
-      if (value < 1)
-        errors.Add(fmt::format("model.transformer.{}", field), std::to_string(value),
-                   "must be >= 1");
-    }
-    if (t.vocab < 0 || t.ffn_hidden < 0 || t.kv_heads < 0 || t.experts < 0)
-      errors.Add("model.transformer", "negative size",
-                 "vocab, ffn_hidden, kv_heads and "
-                 "experts must be >= 0");
-    if (t.heads > 0 && t.hidden % t.heads != 0)
-      errors.Add("model.transformer.heads", std::to_string(t.heads),
-                 fmt::format("must divide hidden {}", t.hidden));
-    if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0)
-      errors.Add("model.transformer.kv_heads", std::to_string(t.kv_heads),
-                 fmt::format("must divide heads {}", t.heads));
-    if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
-      errors.Add("model.transformer.top_k", std::to_string(t.top_k),
-                 fmt::format("must be between 1 and experts {}", t.experts));
-    if (t.experts > 1 && !(t.capacity_factor >= 0 && std::isfinite(t.capacity_factor)))
-      errors.Add("model.transformer.capacity_factor", fmt::format("{}", t.capacity_factor),
-                 "must be > 0, or 0 for dropless routing");
-    if (!(t.routing_imbalance >= 1 && std::isfinite(t.routing_imbalance)))
-      errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
-                 "must be a finite number >= 1 (1 = balanced)");
-    else if (t.routing_imbalance != 1 && (t.experts <= 1 || t.capacity_factor > 0))
-      errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
-                 t.experts <= 1 ? "applies to mixture-of-experts models only"
-                                : fmt::format("applies to dropless routing (capacity_factor 0); "
-                                              "with capacity_factor {} every expert computes its "
-                                              "padded capacity and drops the rest",
-                                              t.capacity_factor));
+    ValidateTransformer(model.transformer, errors);
   }
   return errors.ToStatus();
 }
 
-}  // namespace
+// True when some axis places activations as M (rebuilt by recomputation).
+bool ActivationsMaterialized(const StrategySpec& strategy) {
+  for (int a = 0; a < topology::kNumAxes; ++a) {
+    if (strategy.placement[a][static_cast<int>(State::kActivations)].mode == Mode::kMaterialized)
+      return true;
+  }
+  return false;
+}
 
-StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
-                       const StrategySpec& strategy, const topology::ClusterSpec& cluster,
-                       const AnalyzeOptions& options) {
-  RETURN_IF_ERROR(Validate(model, training, strategy));
+// Everything the stages share, derived once from validated inputs. The pointers alias the
+// arguments, which must outlive the Context.
+Context MakeContext(const ModelSpec& model, const TrainingSpec& training,
+                    const StrategySpec& strategy, const topology::ClusterSpec& cluster,
+                    const AnalyzeOptions& options) {
   Context c;
   c.model = &model;
   c.training = &training;
@@ -1181,12 +1256,9 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
   c.sp = c.tp > 1 &&
          (training.sequence_parallel || tp_act == Mode::kSharded || tp_act == Mode::kShardedGather);
   c.recompute = training.recompute;
-  bool materialized = false;
-  for (int a = 0; a < topology::kNumAxes; ++a) {
-    if (strategy.placement[a][static_cast<int>(State::kActivations)].mode == Mode::kMaterialized)
-      materialized = true;
+  if (ActivationsMaterialized(strategy) && c.recompute == Recompute::kNone) {
+    c.recompute = Recompute::kFull;
   }
-  if (materialized && c.recompute == Recompute::kNone) c.recompute = Recompute::kFull;
   const int g = strategy.shard_group_size;
   c.shard_group = (g > 0 && g <= c.dp && c.dp % g == 0) ? g : c.dp;
   if (c.cp > 1) {
@@ -1196,15 +1268,23 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
         c.cp_joins_dp = false;
     }
   }
+  return c;
+}
 
+// The plan's scenario-wide figures: the echo of its inputs, FLOPs, the bubble, and the notes
+// on what the model leaves out.
+Plan PlanHeader(const Context& c) {
+  const ModelSpec& model = *c.model;
+  const TrainingSpec& training = *c.training;
+  const StrategySpec& strategy = *c.strategy;
   Plan plan;
   plan.model_name = model.name;
   plan.strategy_name = strategy.name;
-  plan.mesh = mesh;
+  plan.mesh = strategy.mesh;
   plan.placement = EffectivePlacement(strategy, c.sp, c.recompute);
   plan.training = training;
-  plan.world = mesh.world();
-  plan.cluster_devices = int64_t{cluster.nodes} * cluster.node.gpus;
+  plan.world = strategy.mesh.world();
+  plan.cluster_devices = int64_t{c.cluster->nodes} * c.cluster->node.gpus;
   plan.parameter_count = ParameterCount(model);
   plan.has_architecture = c.arch;
   plan.micro_batches = c.m;
@@ -1224,7 +1304,7 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
         "bare parameter count: model states only; activations, gather and staging buffers and "
         "tensor/pipeline/context/expert traffic need an architecture");
   }
-  if (materialized && training.recompute == Recompute::kNone) {
+  if (ActivationsMaterialized(strategy) && training.recompute == Recompute::kNone) {
     plan.notes.push_back("activations are M: full recompute assumed");
   }
   if (ModeTargetsNvme(strategy, State::kOptimizer)) {
@@ -1237,8 +1317,12 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
         "FLOPs use Narayanan eq. 3 for the dense shape; expert MLP FLOPs are "
         "not scaled by top_k");
   }
+  return plan;
+}
 
-  // One role per stage, identical neighbours merged.
+// One role per stage, identical neighbours merged; then each role's name and memory totals
+// against the device's HBM, and the largest role.
+void BuildRoles(const Context& c, Plan& plan) {
   for (int i = 0; i < c.pp; ++i) {
     RankRole r = BuildStage(c, i);
     if (!plan.roles.empty() && SameRole(plan.roles.back(), r)) {
@@ -1248,7 +1332,7 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
       plan.roles.push_back(std::move(r));
     }
   }
-  const Bytes capacity = cluster.node.gpu.hbm_capacity;
+  const Bytes capacity = c.cluster->node.gpu.hbm_capacity;
   for (size_t k = 0; k < plan.roles.size(); ++k) {
     RankRole& r = plan.roles[k];
     r.name = RoleName(c, r);
@@ -1261,7 +1345,17 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
     if (mem.total > plan.roles[static_cast<size_t>(plan.largest_role)].memory.total)
       plan.largest_role = static_cast<int>(k);
   }
+}
 
+}  // namespace
+
+StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
+                       const StrategySpec& strategy, const topology::ClusterSpec& cluster,
+                       const AnalyzeOptions& options) {
+  RETURN_IF_ERROR(Validate(model, training, strategy));
+  const Context c = MakeContext(model, training, strategy, cluster, options);
+  Plan plan = PlanHeader(c);
+  BuildRoles(c, plan);
   CheckPlacement(c, plan);
   CheckComposition(c, plan);
   CheckCapacities(c, plan);
