@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "strategies/cost/arith.h"
 #include "strategies/model.h"
 #include "strategies/pipeline.h"
 
@@ -131,7 +132,9 @@ namespace {
 
 constexpr State kModelStates[] = {State::kParams, State::kOptimizer, State::kGrads};
 
-int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
+// The one rounding of shards and ring volumes that the schedule and the cost model share.
+using cost::CeilDiv;
+using cost::RingBytesPerDevice;
 
 // "1 node", "4 nodes": the count and the noun, singular when the count is 1.
 std::string CountOf(int64_t n, std::string_view singular, std::string_view plural) {
@@ -140,13 +143,6 @@ std::string CountOf(int64_t n, std::string_view singular, std::string_view plura
 
 bool IsSharded(Mode m) {
   return m == Mode::kSharded || m == Mode::kShardedGather || m == Mode::kOffloaded;
-}
-
-// Per-device bytes of a ring collective: factor * (N-1)/N * S, rounded to the nearest byte.
-Bytes RingBytes(Bytes buffer, int factor, int64_t n) {
-  if (n <= 1) return Bytes::Zero();
-  const __int128 num = static_cast<__int128>(buffer.count()) * factor * (n - 1);
-  return Bytes::Count(static_cast<int64_t>((num + n / 2) / n));
 }
 
 // Everything derived once from the inputs and shared by all stages.
@@ -279,12 +275,12 @@ void AddCollective(RankRole& role, CollectiveKind kind, Axis axis, State state, 
   col.buffer_bytes = buffer;
   switch (kind) {
     case CollectiveKind::kAllReduce:
-      col.bytes_per_call = RingBytes(buffer, 2, group);
+      col.bytes_per_call = RingBytesPerDevice(buffer, 2, group);
       break;
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllGather:
     case CollectiveKind::kAllToAll:
-      col.bytes_per_call = RingBytes(buffer, 1, group);
+      col.bytes_per_call = RingBytesPerDevice(buffer, 1, group);
       break;
     case CollectiveKind::kSendRecv:
     case CollectiveKind::kBroadcast:
