@@ -131,7 +131,8 @@ int64_t MembersOnFirstNode(const StrategySpec& s, const Collective& col, int gpu
 }
 
 // ------------------------------------------------------------------------------ the estimate
-// (see search.h). Times are Durations; every conversion rounds up to the picosecond.
+// The tier-1 step-time estimate of a candidate (its model is in search.h). Times are
+// Durations: every conversion from a rate rounds up to the picosecond, as the executor's.
 
 Duration NonNegative(Duration d) { return std::max(Duration::Zero(), d); }
 
