@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "strategies/cost/arith.h"
 #include "strategies/model.h"
 #include "strategies/pipeline.h"
 
@@ -44,6 +45,69 @@ const char* CollectiveKindName(CollectiveKind k) {
   return "unknown";
 }
 
+const char* CommPurposeName(CommPurpose p) {
+  switch (p) {
+    case CommPurpose::kGradSync:
+      return "grad-sync";
+    case CommPurpose::kExpertGradSync:
+      return "expert-grad-sync";
+    case CommPurpose::kGradReplicaSync:
+      return "grad-replica-sync";
+    case CommPurpose::kExpertGradReplicaSync:
+      return "expert-grad-replica-sync";
+    case CommPurpose::kParamGather:
+      return "param-gather";
+    case CommPurpose::kExpertParamGather:
+      return "expert-param-gather";
+    case CommPurpose::kUpdatedParamGather:
+      return "updated-param-gather";
+    case CommPurpose::kExpertUpdatedParamGather:
+      return "expert-updated-param-gather";
+    case CommPurpose::kTensorParallelReduce:
+      return "tensor-parallel-reduce";
+    case CommPurpose::kSequenceParallelGather:
+      return "sequence-parallel-gather";
+    case CommPurpose::kSequenceParallelScatter:
+      return "sequence-parallel-scatter";
+    case CommPurpose::kEmbeddingCombine:
+      return "embedding-combine";
+    case CommPurpose::kPipelineActivations:
+      return "pipeline-activations";
+    case CommPurpose::kPipelineActivationGrads:
+      return "pipeline-activation-grads";
+    case CommPurpose::kTiedEmbeddingSync:
+      return "tied-embedding-sync";
+    case CommPurpose::kContextKvGather:
+      return "context-kv-gather";
+    case CommPurpose::kContextKvGradScatter:
+      return "context-kv-grad-scatter";
+    case CommPurpose::kContextKvRing:
+      return "context-kv-ring";
+    case CommPurpose::kExpertDispatchCombine:
+      return "expert-dispatch-combine";
+    case CommPurpose::kActivationOffload:
+      return "activation-offload";
+    case CommPurpose::kActivationReload:
+      return "activation-reload";
+    case CommPurpose::kGradToHostOptimizer:
+      return "grad-to-host-optimizer";
+    case CommPurpose::kUpdatedParamReturn:
+      return "updated-param-return";
+    case CommPurpose::kGradOffload:
+      return "grad-offload";
+    case CommPurpose::kGradReload:
+      return "grad-reload";
+    case CommPurpose::kParamFetch:
+      return "param-fetch";
+  }
+  return "unknown";
+}
+
+bool IsExpertPartSync(CommPurpose p) {
+  return p == CommPurpose::kExpertGradSync || p == CommPurpose::kExpertGradReplicaSync ||
+         p == CommPurpose::kExpertParamGather || p == CommPurpose::kExpertUpdatedParamGather;
+}
+
 const char* CopyDirectionName(CopyDirection d) {
   switch (d) {
     case CopyDirection::kDeviceToHost:
@@ -68,7 +132,9 @@ namespace {
 
 constexpr State kModelStates[] = {State::kParams, State::kOptimizer, State::kGrads};
 
-int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
+// The one rounding of shards and ring volumes that the schedule and the cost model share.
+using cost::CeilDiv;
+using cost::RingBytesPerDevice;
 
 // "1 node", "4 nodes": the count and the noun, singular when the count is 1.
 std::string CountOf(int64_t n, std::string_view singular, std::string_view plural) {
@@ -77,13 +143,6 @@ std::string CountOf(int64_t n, std::string_view singular, std::string_view plura
 
 bool IsSharded(Mode m) {
   return m == Mode::kSharded || m == Mode::kShardedGather || m == Mode::kOffloaded;
-}
-
-// Per-device bytes of a ring collective: factor * (N-1)/N * S, rounded to the nearest byte.
-Bytes RingBytes(Bytes buffer, int factor, int64_t n) {
-  if (n <= 1) return Bytes::Zero();
-  const __int128 num = static_cast<__int128>(buffer.count()) * factor * (n - 1);
-  return Bytes::Count(static_cast<int64_t>((num + n / 2) / n));
 }
 
 // Everything derived once from the inputs and shared by all stages.
@@ -206,7 +265,7 @@ int64_t UnitElements(const Context& c, int stage, bool first, bool last) {
 }
 
 void AddCollective(RankRole& role, CollectiveKind kind, Axis axis, State state, int64_t group,
-                   Bytes buffer, int64_t count, std::string purpose) {
+                   Bytes buffer, int64_t count, CommPurpose reason, std::string purpose) {
   if (group <= 1 || count <= 0 || buffer.count() <= 0) return;
   Collective col;
   col.kind = kind;
@@ -216,12 +275,12 @@ void AddCollective(RankRole& role, CollectiveKind kind, Axis axis, State state, 
   col.buffer_bytes = buffer;
   switch (kind) {
     case CollectiveKind::kAllReduce:
-      col.bytes_per_call = RingBytes(buffer, 2, group);
+      col.bytes_per_call = RingBytesPerDevice(buffer, 2, group);
       break;
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllGather:
     case CollectiveKind::kAllToAll:
-      col.bytes_per_call = RingBytes(buffer, 1, group);
+      col.bytes_per_call = RingBytesPerDevice(buffer, 1, group);
       break;
     case CollectiveKind::kSendRecv:
     case CollectiveKind::kBroadcast:
@@ -230,23 +289,43 @@ void AddCollective(RankRole& role, CollectiveKind kind, Axis axis, State state, 
   }
   col.count = count;
   col.total_bytes = col.bytes_per_call * count;
+  col.reason = reason;
   col.purpose = std::move(purpose);
   role.comm_bytes += col.total_bytes;
   role.collectives.push_back(std::move(col));
 }
 
 void AddCopy(RankRole& role, CopyDirection dir, State state, OffloadTarget target, Bytes bytes,
-             std::string purpose) {
+             CommPurpose reason, std::string purpose) {
   if (bytes.count() <= 0) return;
-  role.copies.push_back(OffloadCopy{dir, state, target, bytes, std::move(purpose)});
+  role.copies.push_back(OffloadCopy{dir, state, target, bytes, reason, std::move(purpose)});
   role.copy_bytes += bytes;
 }
+
+// A part of the model whose states a data-parallel group synchronizes, named in the purposes
+// and typed in the reasons of its collectives.
+struct ModelPart {
+  const char* name;
+  CommPurpose grad_sync;
+  CommPurpose grad_replica_sync;
+  CommPurpose param_gather;
+  CommPurpose updated_param_gather;
+};
+constexpr ModelPart kDensePart{"dense", CommPurpose::kGradSync, CommPurpose::kGradReplicaSync,
+                               CommPurpose::kParamGather, CommPurpose::kUpdatedParamGather};
+constexpr ModelPart kExpertPart{
+    "expert", CommPurpose::kExpertGradSync, CommPurpose::kExpertGradReplicaSync,
+    CommPurpose::kExpertParamGather, CommPurpose::kExpertUpdatedParamGather};
+// Every parameter, over cp when cp has its own placement: no expert replica group applies.
+constexpr ModelPart kWholeModel{"all", CommPurpose::kGradSync, CommPurpose::kGradReplicaSync,
+                                CommPurpose::kParamGather, CommPurpose::kUpdatedParamGather};
 
 // Gradient and parameter traffic of one data-parallel group (see the table in analyzer.h).
 // `n` ranks share a shard; `replicas` groups of them hold identical shards (hybrid).
 void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char* group_name,
                          Mode theta, Mode omega, Mode grad, int64_t n, int64_t replicas,
-                         int64_t slice_elems, const char* part) {
+                         int64_t slice_elems, const ModelPart& model_part) {
+  const char* part = model_part.name;
   if (slice_elems <= 0) return;
   const Bytes grads = Bytes::Count(slice_elems * c.bpp.grads);
   const Bytes params = Bytes::Count(slice_elems * c.bpp.params);
@@ -257,54 +336,43 @@ void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char
   if (g_sharded || o_sharded) {
     const int64_t count = g_sharded ? c.m : 1;
     AddCollective(role, CollectiveKind::kReduceScatter, axis, State::kGrads, n, grads, count,
+                  model_part.grad_sync,
                   fmt::format("{} grads reduce-scattered over {}{}", part, group_name,
                               g_sharded ? " after every micro-batch (grads are sharded)"
                                         : " once per step (each optimizer shard needs its part)"));
     AddCollective(role, CollectiveKind::kAllReduce, axis, State::kGrads, replicas,
                   Bytes::Count(CeilDiv(slice_elems, n) * c.bpp.grads), 1,
+                  model_part.grad_replica_sync,
                   fmt::format("{} grad shards all-reduced across the {} hybrid replica groups",
                               part, replicas));
   } else {
     AddCollective(role, CollectiveKind::kAllReduce, axis, State::kGrads, n * replicas, grads, 1,
+                  model_part.grad_sync,
                   fmt::format("{} grads all-reduced over {} once per step (replicated grads)", part,
                               group_name));
   }
   if (t_gather) {
     AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 2 * c.m,
+                  model_part.param_gather,
                   fmt::format("{} params all-gathered over {} before use, in forward and again "
                               "in backward, every micro-batch",
                               part, group_name));
   } else if (o_sharded && theta == Mode::kReplicated) {
     AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 1,
+                  model_part.updated_param_gather,
                   fmt::format("updated {} params all-gathered over {} after the sharded "
                               "optimizer step (keeps replicated params consistent)",
                               part, group_name));
   }
 }
 
-// Builds the role of pipeline stage `i`: memory, collectives, copies.
-RankRole BuildStage(const Context& c, int i) {
-  RankRole role;
-  role.first_stage = role.last_stage = i;
-  role.ranks = c.strategy->mesh.world() / c.pp;
-  const bool first = i == 0;
-  const bool last = i == c.pp - 1;
-  role.has_embedding = c.arch && first;
-  role.has_head = c.arch && last;
-  role.layers = c.arch ? StageLayers(c, i) : 0;
-  const Slice theta_slice = ModelSlice(c, State::kParams, i);
-  role.params_local = theta_slice.dense + theta_slice.expert;
-
-  // ---- model states
-  MemoryBreakdown& mem = role.memory;
-  const auto state_bytes = [&](State s) {
+// The model states stage `i` keeps on each device, and what its offloaded states occupy off it.
+void AddModelStates(const Context& c, int i, MemoryBreakdown& mem) {
+  for (State s : kModelStates) {
     const int64_t per = s == State::kParams      ? c.bpp.params
                         : s == State::kOptimizer ? c.bpp.optimizer
                                                  : c.bpp.grads;
-    return Bytes::Count(DeviceElements(c, s, i) * per);
-  };
-  for (State s : kModelStates) {
-    const Bytes b = state_bytes(s);
+    const Bytes b = Bytes::Count(DeviceElements(c, s, i) * per);
     Bytes* resident = s == State::kParams      ? &mem.params
                       : s == State::kOptimizer ? &mem.optimizer
                                                : &mem.grads;
@@ -314,116 +382,122 @@ RankRole BuildStage(const Context& c, int i) {
       *resident = b;
     }
   }
+}
 
-  // ---- activations (Korthikanti et al. 2022; see model.h)
-  const TransformerSpec& t = c.model->transformer;
-  Bytes act_per_layer;
-  Bytes act_step;  // all micro-batches of one step, for activation offload traffic
-  if (c.arch) {
-    act_per_layer = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
-                                            c.recompute, c.training->flash_attention);
-    // Micro-batches whose activations stage i holds at the peak of the schedule.
-    int64_t chunks = 1;  // in units of 1/v of the stage's layers
-    double in_flight = 1;
-    if (c.pp > 1) {
-      switch (c.training->pipeline_schedule) {
-        case PipelineSchedule::kGpipe:
-          chunks = c.m * c.v;
-          break;
-        case PipelineSchedule::k1F1B:
-          chunks = std::min<int64_t>(c.pp - i, c.m) * c.v;
-          break;
-        case PipelineSchedule::kInterleaved1F1B:
-          if (c.v == 1) {
-            chunks = std::min<int64_t>(c.pp - i, c.m);
-            break;
-          }
-          // Megatron-LM interleaved schedule: rank i runs (p - i - 1)·2 + (v - 1)·p warm-up
-          // chunk forwards before its first backward, so it holds that many plus one; for
-          // the first stage this is p·(1 + (p-1)/(p v)) stage micro-batches (Korthikanti
-          // Section 4.2.3).
-          chunks = std::min<int64_t>((c.pp - i - 1) * 2 + (c.v - 1) * c.pp + 1, c.m * c.v);
-          break;
-      }
-      in_flight = static_cast<double>(chunks) / c.v;
+// Chunks (one micro-batch through 1/v of the stage's layers) whose activations stage `i`
+// holds at the peak of its pipeline schedule.
+int64_t ChunksInFlight(const Context& c, int i) {
+  if (c.pp == 1) return c.v;
+  switch (c.training->pipeline_schedule) {
+    case PipelineSchedule::kGpipe:
+      return c.m * c.v;
+    case PipelineSchedule::k1F1B:
+      return std::min<int64_t>(c.pp - i, c.m) * c.v;
+    case PipelineSchedule::kInterleaved1F1B:
+      if (c.v == 1) return std::min<int64_t>(c.pp - i, c.m);
+      // Megatron-LM interleaved schedule: rank i runs (p - i - 1)·2 + (v - 1)·p warm-up
+      // chunk forwards before its first backward, so it holds that many plus one; for
+      // the first stage this is p·(1 + (p-1)/(p v)) stage micro-batches (Korthikanti
+      // Section 4.2.3).
+      return std::min<int64_t>((c.pp - i - 1) * 2 + (c.v - 1) * c.pp + 1, c.m * c.v);
+  }
+  return 1;
+}
+
+// The activation peak of stage `i`, walking its passes in the order its schedule runs them:
+// a forward keeps its chunk's layers (plus the embedding's mask on the model's first chunk,
+// the output layer's buffers on its last); a backward first frees the output layer's
+// buffers, then holds what recompute rebuilds for its first layer beside everything still
+// kept, and at its end has freed the chunk. With p = 1 this is act + max(0, rebuilt - head).
+Bytes WalkedActivationPeak(const Context& c, int i, Bytes chunk_bytes, Bytes embedding, Bytes head,
+                           Bytes rebuilt) {
+  const auto kept = [&](int chunk) {
+    return chunk_bytes + (chunk == 0 ? embedding : Bytes::Zero()) +
+           (chunk == c.v - 1 ? head : Bytes::Zero());
+  };
+  Bytes live, peak;
+  const PipelineSchedule schedule = c.training->pipeline_schedule;
+  for (const PipelinePass& pass : PipelineOrder(schedule, c.pp, c.v, c.m, i,
+                                                PipelinePeakHorizon(schedule, c.pp, c.v, c.m, i))) {
+    if (!pass.backward) {
+      live += kept(pass.chunk);
+      peak = std::max(peak, live);
     } else {
-      chunks = c.v;
-    }
-    role.microbatches_in_flight = in_flight;
-    const int64_t layers_per_chunk = CeilDiv(role.layers, c.v);
-    Bytes act = act_per_layer * (layers_per_chunk * chunks);
-    const int64_t sbh = c.s_local * c.training->micro_batch * t.hidden;
-    const int64_t split = c.sp ? c.tp : 1;
-    const int64_t held = CeilDiv(chunks, c.v);
-    // Korthikanti Section 4.3: the embedding's dropout mask (s b h bytes) on the first stage
-    // and, on the last, the output layer's 4 s b h (1 + V/h) / t (final norm, projection
-    // input, fp32 logits for the cross-entropy).
-    if (first) act += Bytes::Count(CeilDiv(sbh, split)) * held;
-    const Bytes head = last
-                           ? Bytes::Count(CeilDiv(
-                                 4 * sbh + 4 * c.s_local * c.training->micro_batch * t.vocab, c.tp))
-                           : Bytes::Zero();
-    act += head * held;
-    act_step = Bytes::Count(act.count() / std::max<int64_t>(held, 1)) * c.m;
-    // Recompute working set (Korthikanti Section 5): while a layer's backward runs, what
-    // recompute rebuilt for it is live beside everything kept, i.e. the layer's Table 2 figure
-    // without recompute less what it kept (full: the layer input, which is the first LayerNorm's
-    // input, so 2sbh of the 34sbh are not rebuilt; selective: the 5as^2b attention core). The
-    // first such moment is the backward of the stage's last layer, when every kept micro-batch
-    // is still live; on the last stage the output layer has by then released the micro-batch's
-    // logits, so the peak is the larger of the two. Without recompute nothing is rebuilt and
-    // the peak is the end of the forward (Korthikanti's figure as it stands).
-    const Bytes rebuilt = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
-                                                  Recompute::kNone, c.training->flash_attention) -
-                          act_per_layer;
-    if (c.Offloaded(State::kActivations)) {
-      const OffloadTarget target = c.Target(State::kActivations);
-      (target == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += act;
-      mem.offload_staging += act_per_layer * 2;
-      AddCopy(role, CopyDirection::kDeviceToHost, State::kActivations, target, act_step,
-              "activations saved to the offload target during forward");
-      AddCopy(role, CopyDirection::kHostToDevice, State::kActivations, target, act_step,
-              "activations brought back for backward");
-      // The kept activations come back through the staging buffers; what recompute rebuilds
-      // from them is made on the device.
-      mem.activations = rebuilt;
-    } else {
-      // The peak, walking the stage's passes in the order its schedule runs them: a forward
-      // keeps its chunk's layers (plus the embedding's mask on the model's first chunk, the
-      // output layer's buffers on its last); a backward first frees the output layer's
-      // buffers, then holds what recompute rebuilds for its first layer beside everything
-      // still kept, and at its end has freed the chunk. With p = 1 this is
-      // act + max(0, rebuilt - head).
-      const Bytes chunk_bytes = act_per_layer * layers_per_chunk;
-      const Bytes embedding = first ? Bytes::Count(CeilDiv(sbh, split)) : Bytes::Zero();
-      const auto kept = [&](int chunk) {
-        return chunk_bytes + (chunk == 0 ? embedding : Bytes::Zero()) +
-               (chunk == c.v - 1 ? head : Bytes::Zero());
-      };
-      Bytes live, peak;
-      const PipelineSchedule schedule = c.training->pipeline_schedule;
-      for (const PipelinePass& pass : PipelineOrder(
-               schedule, c.pp, c.v, c.m, i, PipelinePeakHorizon(schedule, c.pp, c.v, c.m, i))) {
-        if (!pass.backward) {
-          live += kept(pass.chunk);
-          peak = std::max(peak, live);
-        } else {
-          const Bytes out = pass.chunk == c.v - 1 ? head : Bytes::Zero();
-          peak = std::max(peak, live - out + rebuilt);
-          live -= kept(pass.chunk);
-        }
-      }
-      mem.activations = peak;
+      const Bytes out = pass.chunk == c.v - 1 ? head : Bytes::Zero();
+      peak = std::max(peak, live - out + rebuilt);
+      live -= kept(pass.chunk);
     }
   }
+  return peak;
+}
 
-  // ---- gather buffers (S* on a data axis, or Θ streamed from an offload target)
+// Activations of stage `i` (Korthikanti et al. 2022; see model.h): their peak on the device,
+// or, when offloaded, what they occupy off it, their staging buffers and their copies.
+// REQUIRES: c.arch.
+void AddActivations(const Context& c, int i, RankRole& role) {
+  const TransformerSpec& t = c.model->transformer;
+  const bool first = i == 0;
+  const bool last = i == c.pp - 1;
+  MemoryBreakdown& mem = role.memory;
+  const Bytes act_per_layer = ActivationBytesPerLayer(
+      t, c.training->micro_batch, c.s_local, c.tp, c.sp, c.recompute, c.training->flash_attention);
+  const int64_t chunks = ChunksInFlight(c, i);
+  role.microbatches_in_flight = c.pp > 1 ? static_cast<double>(chunks) / c.v : 1;
+  const int64_t layers_per_chunk = CeilDiv(role.layers, c.v);
+  Bytes act = act_per_layer * (layers_per_chunk * chunks);
+  const int64_t sbh = c.s_local * c.training->micro_batch * t.hidden;
+  const int64_t split = c.sp ? c.tp : 1;
+  const int64_t held = CeilDiv(chunks, c.v);
+  // Korthikanti Section 4.3: the embedding's dropout mask (s b h bytes) on the first stage
+  // and, on the last, the output layer's 4 s b h (1 + V/h) / t (final norm, projection
+  // input, fp32 logits for the cross-entropy).
+  if (first) act += Bytes::Count(CeilDiv(sbh, split)) * held;
+  const Bytes head =
+      last
+          ? Bytes::Count(CeilDiv(4 * sbh + 4 * c.s_local * c.training->micro_batch * t.vocab, c.tp))
+          : Bytes::Zero();
+  act += head * held;
+  // All micro-batches of one step, for activation offload traffic.
+  const Bytes act_step = Bytes::Count(act.count() / std::max<int64_t>(held, 1)) * c.m;
+  // Recompute working set (Korthikanti Section 5): while a layer's backward runs, what
+  // recompute rebuilt for it is live beside everything kept, i.e. the layer's Table 2 figure
+  // without recompute less what it kept (full: the layer input, which is the first LayerNorm's
+  // input, so 2sbh of the 34sbh are not rebuilt; selective: the 5as^2b attention core). The
+  // first such moment is the backward of the stage's last layer, when every kept micro-batch
+  // is still live; on the last stage the output layer has by then released the micro-batch's
+  // logits, so the peak is the larger of the two. Without recompute nothing is rebuilt and
+  // the peak is the end of the forward (Korthikanti's figure as it stands).
+  const Bytes rebuilt = ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, c.sp,
+                                                Recompute::kNone, c.training->flash_attention) -
+                        act_per_layer;
+  if (c.Offloaded(State::kActivations)) {
+    const OffloadTarget target = c.Target(State::kActivations);
+    (target == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += act;
+    mem.offload_staging += act_per_layer * 2;
+    AddCopy(role, CopyDirection::kDeviceToHost, State::kActivations, target, act_step,
+            CommPurpose::kActivationOffload,
+            "activations saved to the offload target during forward");
+    AddCopy(role, CopyDirection::kHostToDevice, State::kActivations, target, act_step,
+            CommPurpose::kActivationReload, "activations brought back for backward");
+    // The kept activations come back through the staging buffers; what recompute rebuilds
+    // from them is made on the device.
+    mem.activations = rebuilt;
+  } else {
+    const Bytes embedding = first ? Bytes::Count(CeilDiv(sbh, split)) : Bytes::Zero();
+    mem.activations =
+        WalkedActivationPeak(c, i, act_per_layer * layers_per_chunk, embedding, head, rebuilt);
+  }
+}
+
+// Device buffers of stage `i` for params gathered over a data axis (S*) or streamed from an
+// offload target, and for grads or optimizer states streamed to one.
+void AddGatherAndStagingBuffers(const Context& c, int i, MemoryBreakdown& mem) {
   const auto gathered = [&](Axis a) {
     const Mode mode = c.at(a, State::kParams).mode;
     return c.size(a) > 1 && (mode == Mode::kShardedGather || mode == Mode::kOffloaded);
   };
   const bool theta_gathered = gathered(Axis::kData) || gathered(Axis::kContext);
-  const int64_t unit = UnitElements(c, i, first, last);
+  const int64_t unit = UnitElements(c, i, i == 0, i == c.pp - 1);
   if (theta_gathered && !c.Offloaded(State::kParams)) {
     mem.gather_buffers = Bytes::Count(unit * c.bpp.params) * (c.options.prefetch_depth + 1);
     if (c.DataDivisorDense(State::kGrads) > 1) {
@@ -431,134 +505,161 @@ RankRole BuildStage(const Context& c, int i) {
       mem.gather_buffers += Bytes::Count(unit * c.bpp.grads);
     }
   }
-  // ---- offload staging: double buffers on device for streamed states
+  // Double buffers on device for streamed states.
   if (c.Offloaded(State::kParams)) {
     mem.offload_staging += Bytes::Count(unit * c.bpp.params) * (c.options.prefetch_depth + 1);
   }
   if (c.Offloaded(State::kGrads) || c.Offloaded(State::kOptimizer)) {
     mem.offload_staging += Bytes::Count(unit * c.bpp.grads) * 2;
   }
+}
 
-  // ---- data-parallel collectives (dp, and cp when it carries the same placement)
+// Data-parallel collectives of stage `i`: over dp, and over cp when it carries the same
+// placement (as one dp x cp group) or its own.
+void AddDataParallelCollectives(const Context& c, int i, RankRole& role) {
   const Slice g_slice = ModelSlice(c, State::kGrads, i);
   const auto modes = [&](Axis a) {
     return std::array<Mode, 3>{c.at(a, State::kParams).mode, c.at(a, State::kOptimizer).mode,
                                c.at(a, State::kGrads).mode};
   };
-  const auto any_sharded_dp = [&] {
-    for (State s : kModelStates)
-      if (IsSharded(c.at(Axis::kData, s).mode)) return true;
-    return false;
-  };
-  const int64_t dense_n = any_sharded_dp() ? c.shard_group : c.dp;
+  const bool any_sharded_dp =
+      std::any_of(std::begin(kModelStates), std::end(kModelStates),
+                  [&](State s) { return IsSharded(c.at(Axis::kData, s).mode); });
+  const int64_t dense_n = any_sharded_dp ? c.shard_group : c.dp;
   const int64_t dense_replicas = c.dp / std::max<int64_t>(dense_n, 1);
   const int64_t expert_dp = std::max(1, c.dp / std::max(1, c.ep));
-  const int64_t expert_n =
-      any_sharded_dp() ? std::min<int64_t>(c.shard_group, expert_dp) : expert_dp;
+  const int64_t expert_n = any_sharded_dp ? std::min<int64_t>(c.shard_group, expert_dp) : expert_dp;
   const int64_t expert_replicas = expert_dp / std::max<int64_t>(expert_n, 1);
   const auto [dt, dom, dg] = modes(Axis::kData);
   if (c.cp_joins_dp) {
     const std::string name = "dp x cp";
     AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, dense_n * c.cp,
-                        dense_replicas, g_slice.dense, "dense");
+                        dense_replicas, g_slice.dense, kDensePart);
     AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, expert_n * c.cp,
-                        expert_replicas, g_slice.expert, "expert");
+                        expert_replicas, g_slice.expert, kExpertPart);
   } else {
     AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, dense_n, dense_replicas,
-                        g_slice.dense, "dense");
+                        g_slice.dense, kDensePart);
     AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, expert_n, expert_replicas,
-                        g_slice.expert, "expert");
+                        g_slice.expert, kExpertPart);
     if (c.cp > 1) {
       const auto [ct, com, cg] = modes(Axis::kContext);
       AddDataParallelComm(c, role, Axis::kContext, "cp", ct, com, cg, c.cp, 1,
-                          g_slice.dense + g_slice.expert, "all");
+                          g_slice.dense + g_slice.expert, kWholeModel);
     }
   }
+}
 
-  if (c.arch) {
-    const int64_t b = c.training->micro_batch;
-    const Bytes act_buffer = Bytes::Count(b * c.s_local * t.hidden * 2);
-    const int64_t fwd_passes = c.recompute == Recompute::kFull ? 2 : 1;
-    // ---- tensor parallel (Megatron-LM): per layer two collectives in forward (attention,
-    // MLP), two in backward, and the forward's again under full recompute.
-    if (c.tp > 1) {
-      const int64_t per_layer = 2 * fwd_passes + 2;
-      const int64_t count = per_layer * role.layers * c.m;
-      if (c.sp) {
-        AddCollective(role, CollectiveKind::kAllGather, Axis::kTensor, State::kActivations, c.tp,
-                      act_buffer, count,
-                      "sequence-parallel activations all-gathered before attention and MLP");
-        AddCollective(role, CollectiveKind::kReduceScatter, Axis::kTensor, State::kActivations,
-                      c.tp, act_buffer, count,
-                      "attention and MLP outputs reduce-scattered back to sequence shards");
-      } else {
-        AddCollective(role, CollectiveKind::kAllReduce, Axis::kTensor, State::kActivations, c.tp,
-                      act_buffer, count,
-                      "attention and MLP outputs (forward) and input grads (backward) "
-                      "all-reduced");
-      }
-      if (first) {
-        AddCollective(role, c.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
-                      Axis::kTensor, State::kActivations, c.tp, act_buffer, c.m * fwd_passes,
-                      "vocab-parallel embedding output combined");
-      }
-    }
-    // ---- pipeline parallel: activations forward, their gradients backward, per micro-batch
-    // (and per model chunk when interleaved). With tp > 1 each tp rank sends 1/t
-    // (Narayanan et al. 2021 Section 4.1, scatter/gather optimization).
-    if (c.pp > 1) {
-      const Bytes p2p = Bytes::Count(CeilDiv(act_buffer.count(), c.tp));
-      int64_t fwd = 0, bwd = 0;
-      if (c.training->pipeline_schedule == PipelineSchedule::kInterleaved1F1B) {
-        fwd = c.m * c.v - (last ? c.m : 0);
-        bwd = c.m * c.v - (first ? c.m : 0);
-      } else {
-        fwd = last ? 0 : c.m;
-        bwd = first ? 0 : c.m;
-      }
-      // Point-to-point: a group of two neighbouring stages.
-      AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
-                    fwd, "activations sent to the next stage");
-      AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
-                    bwd, "activation grads sent to the previous stage");
-      if (c.params.head == 0 && (first || last)) {
-        AddCollective(role, CollectiveKind::kAllReduce, Axis::kPipeline, State::kGrads, 2,
-                      Bytes::Count(CeilDiv(t.vocab * t.hidden, c.tp) * c.bpp.grads), 1,
-                      "tied word-embedding grads all-reduced between first and last stage");
-      }
-    }
-    // ---- context parallel: ring attention passes K and V around the ring in every forward
-    // pass, and K, V and their grads in backward; the all-gather variant gathers K and V
-    // before every attention pass and reduce-scatters their grads after the backward. Both
-    // move (cp - 1) chunks of K/V per pass (and of their grads in backward).
-    if (c.cp > 1) {
-      const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (t.hidden / t.heads);
-      const Bytes kv = Bytes::Count(2 * b * c.s_local * CeilDiv(kv_width, c.tp) * 2);
-      if (c.training->context_parallel_comm == ContextParallelComm::kAllGather) {
-        AddCollective(role, CollectiveKind::kAllGather, Axis::kContext, State::kActivations, c.cp,
-                      kv * c.cp, (fwd_passes + 1) * role.layers * c.m,
-                      "keys and values all-gathered over cp before every attention pass");
-        AddCollective(role, CollectiveKind::kReduceScatter, Axis::kContext, State::kActivations,
-                      c.cp, kv * c.cp, role.layers * c.m,
-                      "key/value grads reduce-scattered over cp after the attention backward");
-      } else {
-        const int64_t count = (fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
-        AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp,
-                      kv, count, "key/value chunks (and their grads) passed around the cp ring");
-      }
-    }
-    // ---- expert parallel: token dispatch and combine, forward and backward.
-    if (c.ep > 1 && t.experts > 1) {
-      // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
-      const Bytes tokens = Scale(Bytes::Count(CeilDiv(act_buffer.count(), c.sp ? c.tp : 1)),
-                                 MoeBusiestExpertMultiplier(t));
-      AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep,
-                    tokens, 2 * (fwd_passes + 1) * role.layers * c.m,
-                    "tokens dispatched to and combined from their experts");
-    }
+// What the activation collectives of a stage carry: one micro-batch's b x s/cp x h bf16
+// activations, and how many forward passes each layer runs (two under full recompute).
+struct ActivationTraffic {
+  int64_t micro_batch = 0;
+  Bytes buffer;
+  int64_t fwd_passes = 1;
+};
+
+ActivationTraffic ActivationTrafficOf(const Context& c) {
+  const int64_t b = c.training->micro_batch;
+  return {b, Bytes::Count(b * c.s_local * c.model->transformer.hidden * 2),
+          c.recompute == Recompute::kFull ? 2 : 1};
+}
+
+// Tensor parallel (Megatron-LM): per layer two collectives in forward (attention, MLP), two
+// in backward, and the forward's again under full recompute.
+void AddTensorParallelCollectives(const Context& c, int i, const ActivationTraffic& a,
+                                  RankRole& role) {
+  if (c.tp <= 1) return;
+  const int64_t per_layer = 2 * a.fwd_passes + 2;
+  const int64_t count = per_layer * role.layers * c.m;
+  if (c.sp) {
+    AddCollective(role, CollectiveKind::kAllGather, Axis::kTensor, State::kActivations, c.tp,
+                  a.buffer, count, CommPurpose::kSequenceParallelGather,
+                  "sequence-parallel activations all-gathered before attention and MLP");
+    AddCollective(role, CollectiveKind::kReduceScatter, Axis::kTensor, State::kActivations, c.tp,
+                  a.buffer, count, CommPurpose::kSequenceParallelScatter,
+                  "attention and MLP outputs reduce-scattered back to sequence shards");
+  } else {
+    AddCollective(role, CollectiveKind::kAllReduce, Axis::kTensor, State::kActivations, c.tp,
+                  a.buffer, count, CommPurpose::kTensorParallelReduce,
+                  "attention and MLP outputs (forward) and input grads (backward) "
+                  "all-reduced");
   }
+  if (i == 0) {
+    AddCollective(role, c.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                  Axis::kTensor, State::kActivations, c.tp, a.buffer, c.m * a.fwd_passes,
+                  CommPurpose::kEmbeddingCombine, "vocab-parallel embedding output combined");
+  }
+}
 
-  // ---- offload copies (per device per step)
+// Pipeline parallel: activations forward, their gradients backward, per micro-batch (and per
+// model chunk when interleaved). With tp > 1 each tp rank sends 1/t (Narayanan et al. 2021
+// Section 4.1, scatter/gather optimization).
+void AddPipelineCollectives(const Context& c, int i, const ActivationTraffic& a, RankRole& role) {
+  if (c.pp <= 1) return;
+  const bool first = i == 0;
+  const bool last = i == c.pp - 1;
+  const Bytes p2p = Bytes::Count(CeilDiv(a.buffer.count(), c.tp));
+  int64_t fwd = 0, bwd = 0;
+  if (c.training->pipeline_schedule == PipelineSchedule::kInterleaved1F1B) {
+    fwd = c.m * c.v - (last ? c.m : 0);
+    bwd = c.m * c.v - (first ? c.m : 0);
+  } else {
+    fwd = last ? 0 : c.m;
+    bwd = first ? 0 : c.m;
+  }
+  // Point-to-point: a group of two neighbouring stages.
+  AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p, fwd,
+                CommPurpose::kPipelineActivations, "activations sent to the next stage");
+  AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p, bwd,
+                CommPurpose::kPipelineActivationGrads,
+                "activation grads sent to the previous stage");
+  if (c.params.head == 0 && (first || last)) {
+    const TransformerSpec& t = c.model->transformer;
+    AddCollective(role, CollectiveKind::kAllReduce, Axis::kPipeline, State::kGrads, 2,
+                  Bytes::Count(CeilDiv(t.vocab * t.hidden, c.tp) * c.bpp.grads), 1,
+                  CommPurpose::kTiedEmbeddingSync,
+                  "tied word-embedding grads all-reduced between first and last stage");
+  }
+}
+
+// Context parallel: ring attention passes K and V around the ring in every forward pass, and
+// K, V and their grads in backward; the all-gather variant gathers K and V before every
+// attention pass and reduce-scatters their grads after the backward. Both move (cp - 1)
+// chunks of K/V per pass (and of their grads in backward).
+void AddContextParallelCollectives(const Context& c, const ActivationTraffic& a, RankRole& role) {
+  if (c.cp <= 1) return;
+  const TransformerSpec& t = c.model->transformer;
+  const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (t.hidden / t.heads);
+  const Bytes kv = Bytes::Count(2 * a.micro_batch * c.s_local * CeilDiv(kv_width, c.tp) * 2);
+  if (c.training->context_parallel_comm == ContextParallelComm::kAllGather) {
+    AddCollective(role, CollectiveKind::kAllGather, Axis::kContext, State::kActivations, c.cp,
+                  kv * c.cp, (a.fwd_passes + 1) * role.layers * c.m, CommPurpose::kContextKvGather,
+                  "keys and values all-gathered over cp before every attention pass");
+    AddCollective(role, CollectiveKind::kReduceScatter, Axis::kContext, State::kActivations, c.cp,
+                  kv * c.cp, role.layers * c.m, CommPurpose::kContextKvGradScatter,
+                  "key/value grads reduce-scattered over cp after the attention backward");
+  } else {
+    const int64_t count = (a.fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
+    AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp, kv,
+                  count, CommPurpose::kContextKvRing,
+                  "key/value chunks (and their grads) passed around the cp ring");
+  }
+}
+
+// Expert parallel: token dispatch and combine, forward and backward.
+void AddExpertParallelCollectives(const Context& c, const ActivationTraffic& a, RankRole& role) {
+  const TransformerSpec& t = c.model->transformer;
+  if (c.ep <= 1 || t.experts <= 1) return;
+  // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
+  const Bytes tokens = Scale(Bytes::Count(CeilDiv(a.buffer.count(), c.sp ? c.tp : 1)),
+                             MoeBusiestExpertMultiplier(t));
+  AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep, tokens,
+                2 * (a.fwd_passes + 1) * role.layers * c.m, CommPurpose::kExpertDispatchCombine,
+                "tokens dispatched to and combined from their experts");
+}
+
+// Offload copies of stage `i`'s model states, per device per step.
+void AddStateOffloadCopies(const Context& c, int i, RankRole& role) {
   const Bytes theta_shard = Bytes::Count(DeviceElements(c, State::kParams, i) * c.bpp.params);
   const int64_t omega_elems = DeviceElements(c, State::kOptimizer, i);
   if (c.Offloaded(State::kOptimizer)) {
@@ -568,28 +669,55 @@ RankRole BuildStage(const Context& c, int i) {
         c.Sharded(Axis::kData, State::kGrads) || c.Sharded(Axis::kContext, State::kGrads);
     AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, OffloadTarget::kHost,
             Bytes::Count(omega_elems * c.bpp.grads) * (g_per_micro_batch ? c.m : 1),
+            CommPurpose::kGradToHostOptimizer,
             g_per_micro_batch
                 ? "grad shard copied to the host after every micro-batch's reduce-scatter, "
                   "accumulated there for the host optimizer step"
                 : "grad shard copied to the host for the host optimizer step");
     if (!c.Offloaded(State::kParams)) {
       AddCopy(role, CopyDirection::kHostToDevice, State::kParams, OffloadTarget::kHost,
-              Bytes::Count(omega_elems * c.bpp.params),
+              Bytes::Count(omega_elems * c.bpp.params), CommPurpose::kUpdatedParamReturn,
               "updated parameter shard copied back to the device");
     }
   } else if (c.Offloaded(State::kGrads)) {
     const OffloadTarget target = c.Target(State::kGrads);
     const Bytes g = Bytes::Count(DeviceElements(c, State::kGrads, i) * c.bpp.grads);
-    AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, target, g,
+    AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, target, g, CommPurpose::kGradOffload,
             "grad shard offloaded after backward");
-    AddCopy(role, CopyDirection::kHostToDevice, State::kGrads, target, g,
+    AddCopy(role, CopyDirection::kHostToDevice, State::kGrads, target, g, CommPurpose::kGradReload,
             "grad shard brought back for the device optimizer step");
   }
   if (c.Offloaded(State::kParams)) {
     AddCopy(role, CopyDirection::kHostToDevice, State::kParams, c.Target(State::kParams),
-            theta_shard * (2 * c.m),
+            theta_shard * (2 * c.m), CommPurpose::kParamFetch,
             "parameter shard fetched before the all-gather, in forward and in backward");
   }
+}
+
+// Builds the role of pipeline stage `i`: memory, collectives, copies. The order of the
+// collectives and copies is the order reports list them in.
+RankRole BuildStage(const Context& c, int i) {
+  RankRole role;
+  role.first_stage = role.last_stage = i;
+  role.ranks = c.strategy->mesh.world() / c.pp;
+  role.has_embedding = c.arch && i == 0;
+  role.has_head = c.arch && i == c.pp - 1;
+  role.layers = c.arch ? StageLayers(c, i) : 0;
+  const Slice theta_slice = ModelSlice(c, State::kParams, i);
+  role.params_local = theta_slice.dense + theta_slice.expert;
+
+  AddModelStates(c, i, role.memory);
+  if (c.arch) AddActivations(c, i, role);
+  AddGatherAndStagingBuffers(c, i, role.memory);
+  AddDataParallelCollectives(c, i, role);
+  if (c.arch) {
+    const ActivationTraffic traffic = ActivationTrafficOf(c);
+    AddTensorParallelCollectives(c, i, traffic, role);
+    AddPipelineCollectives(c, i, traffic, role);
+    AddContextParallelCollectives(c, traffic, role);
+    AddExpertParallelCollectives(c, traffic, role);
+  }
+  AddStateOffloadCopies(c, i, role);
   return role;
 }
 
@@ -625,138 +753,165 @@ std::string ModeText(Mode m) { return fmt::format("{} ({})", ModeName(m), ModeSy
 
 bool IsDataAxis(Axis a) { return a == Axis::kData || a == Axis::kContext; }
 
+// An axis's name and the modes of the four states on it, as the placement rules read them.
+struct AxisModes {
+  const char* name;
+  Mode theta, omega, grad, act;
+};
+AxisModes ModesOn(const Context& c, Axis axis) {
+  return {AxisName(axis), c.at(axis, State::kParams).mode, c.at(axis, State::kOptimizer).mode,
+          c.at(axis, State::kGrads).mode, c.at(axis, State::kActivations).mode};
+}
+
+// Rules for every axis: M is for activations only; an optimizer replica needs the full
+// averaged gradient; on a model-parallel axis the optimizer is sliced like the params.
+void CheckStateRules(const Context& c, Axis axis, Plan& plan) {
+  const auto [an, theta, omega, grad, act] = ModesOn(c, axis);
+  // M applies to activations only.
+  for (State s : kModelStates) {
+    if (c.at(axis, s).mode == Mode::kMaterialized) {
+      AddFinding(plan, Severity::kError, "mode-not-applicable", s, axis,
+                 fmt::format("{} are materialized (M) on {}: M means rebuilt from checkpoints "
+                             "by recomputation, which only activations can be",
+                             StateName(s), an),
+                 fmt::format("place {} as R, S, S* or O on {}", StateName(s), an));
+    }
+  }
+  // Gradient integrity: an optimizer replica must see the full averaged gradient.
+  if (IsSharded(grad) && omega == Mode::kReplicated) {
+    AddFinding(plan, Severity::kError, "gradient-integrity", State::kGrads, axis,
+               fmt::format("grads are {} on {} while the optimizer is replicated (R) on {}: "
+                           "no device holds the full averaged gradient its update needs",
+                           ModeText(grad), an, an),
+               fmt::format("shard the optimizer on {} too (S, as in ZeRO-2), or replicate "
+                           "the grads (R, all-reduced)",
+                           an));
+  }
+  // State consistency on model-parallel axes: a replicated optimizer over sliced
+  // parameters only ever receives the gradient of the local slice.
+  if (!IsDataAxis(axis) && IsSharded(theta) && omega == Mode::kReplicated) {
+    AddFinding(plan, Severity::kError, "state-consistency", State::kOptimizer, axis,
+               fmt::format("params are {} on {} while the optimizer is replicated (R) on {}: "
+                           "each rank updates only its own slice, so the optimizer replicas "
+                           "(master weights, moments) differ across {} ranks",
+                           ModeText(theta), an, an, an),
+               fmt::format("shard the optimizer on {} like the params (S)", an));
+  }
+}
+
+// Rules for a data axis (dp, cp), where every rank runs the whole model slice on its own
+// micro-batches.
+void CheckDataAxisPlacement(const Context& c, Axis axis, Plan& plan) {
+  const auto [an, theta, omega, grad, act] = ModesOn(c, axis);
+  if (theta == Mode::kSharded) {
+    AddFinding(plan, Severity::kError, "params-need-gather", State::kParams, axis,
+               fmt::format("params are sharded (S) on {} without gather: every {} rank runs "
+                           "the whole model slice, but holds only 1/{} of its parameters",
+                           an, an, c.size(axis)),
+               fmt::format("use S* on {} (all-gather each unit before use, as ZeRO-3/FSDP)", an));
+  }
+  if (IsSharded(theta) && omega == Mode::kReplicated && grad == Mode::kReplicated) {
+    AddFinding(plan, Severity::kWarning, "redundant-optimizer", State::kOptimizer, axis,
+               fmt::format("params are {} on {} while the optimizer is replicated (R): every "
+                           "rank updates every parameter and keeps only its shard",
+                           ModeText(theta), an),
+               fmt::format("shard the optimizer and grads on {} (S), as ZeRO-3", an));
+  }
+  for (State s : {State::kOptimizer, State::kGrads}) {
+    if (c.at(axis, s).mode == Mode::kShardedGather) {
+      AddFinding(plan, Severity::kWarning, "gather-not-needed", s, axis,
+                 fmt::format("{} are S* on {}: they are never gathered before use; read as "
+                             "sharded (S)",
+                             StateName(s), an),
+                 fmt::format("write S for {} on {}", StateName(s), an));
+    }
+  }
+  if (axis == Axis::kData && (act == Mode::kSharded || act == Mode::kShardedGather)) {
+    AddFinding(plan, Severity::kError, "activation-placement", State::kActivations, axis,
+               fmt::format("activations are {} on dp: each dp rank already holds only the "
+                           "activations of its own micro-batch, so sharding them over dp "
+                           "has no meaning",
+                           ModeText(act)),
+               "place activations as R on dp (M to recompute them, O to offload them)");
+  }
+}
+
+// Rules for a model-parallel axis (tp, pp, ep), which slices the model: Θ, Ω and G must be
+// sliced the same way.
+void CheckModelParallelPlacement(const Context& c, Axis axis, Plan& plan) {
+  const auto [an, theta, omega, grad, act] = ModesOn(c, axis);
+  for (State s : kModelStates) {
+    const Mode mode = c.at(axis, s).mode;
+    if (mode == Mode::kSharded || mode == Mode::kMaterialized) continue;
+    if (s == State::kOptimizer && mode == Mode::kReplicated && IsSharded(theta)) continue;
+    if (s == State::kGrads && IsSharded(grad) && omega == Mode::kReplicated) continue;
+    AddFinding(plan, Severity::kError, "model-parallel-placement", s, axis,
+               fmt::format("{} are {} on {}: {} slices the model ({}), so every rank computes "
+                           "with, differentiates and updates only its own slice",
+                           StateName(s), ModeText(mode), an, an,
+                           axis == Axis::kTensor     ? "Megatron tensor parallelism"
+                           : axis == Axis::kPipeline ? "layers per stage"
+                                                     : "experts per rank"),
+               fmt::format("shard {} on {} (S)", StateName(s), an));
+  }
+  if (axis == Axis::kPipeline && act != Mode::kSharded && act != Mode::kMaterialized) {
+    AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
+               fmt::format("activations are {} on pp; each stage only ever holds the "
+                           "activations of its own layers; read as sharded (S)",
+                           ModeText(act)),
+               "write S for activations on pp");
+  }
+  if (axis == Axis::kTensor && act == Mode::kShardedGather) {
+    AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
+               "activations are S* on tp; read as sequence parallel (S)",
+               "write S (sequence parallel) or R for activations on tp");
+  }
+}
+
+// Offload targets: named, present on the node, and one per state.
+void CheckOffloadTargets(const Context& c, Axis axis, Plan& plan) {
+  const char* an = AxisName(axis);
+  for (int si = 0; si < kNumStates; ++si) {
+    const State s = static_cast<State>(si);
+    const Placement& p = c.at(axis, s);
+    if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNone) {
+      AddFinding(plan, Severity::kError, "offload-target", s, axis,
+                 fmt::format("{} are offloaded (O) on {} without a target", StateName(s), an),
+                 "name the target: host or nvme");
+    }
+    if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNvme &&
+        c.cluster->node.nvme_capacity.count() <= 0) {
+      AddFinding(
+          plan, Severity::kError, "offload-target", s, axis,
+          fmt::format("{} are offloaded to NVMe on {}, but the node has no NVMe", StateName(s), an),
+          "offload to host memory, or describe the node's NVMe (nvme_capacity)");
+    }
+    if (p.mode == Mode::kOffloaded && p.target != OffloadTarget::kNone && c.Target(s) != p.target) {
+      AddFinding(plan, Severity::kError, "offload-target", s, axis,
+                 fmt::format("{} are offloaded to {} on {} but to {} on another axis", StateName(s),
+                             OffloadTargetName(p.target), an, OffloadTargetName(c.Target(s))),
+                 "offload a state to one target");
+    }
+  }
+}
+
 void CheckPlacement(const Context& c, Plan& plan) {
   for (int ai = 0; ai < topology::kNumAxes; ++ai) {
     const Axis axis = static_cast<Axis>(ai);
     if (c.size(axis) <= 1) continue;
     if (axis == Axis::kExpert && (!c.arch || c.model->transformer.experts <= 1)) continue;
-    const char* an = AxisName(axis);
-    const Mode theta = c.at(axis, State::kParams).mode;
-    const Mode omega = c.at(axis, State::kOptimizer).mode;
-    const Mode grad = c.at(axis, State::kGrads).mode;
-    const Mode act = c.at(axis, State::kActivations).mode;
-
-    // M applies to activations only.
-    for (State s : kModelStates) {
-      if (c.at(axis, s).mode == Mode::kMaterialized) {
-        AddFinding(plan, Severity::kError, "mode-not-applicable", s, axis,
-                   fmt::format("{} are materialized (M) on {}: M means rebuilt from checkpoints "
-                               "by recomputation, which only activations can be",
-                               StateName(s), an),
-                   fmt::format("place {} as R, S, S* or O on {}", StateName(s), an));
-      }
-    }
-    // Gradient integrity: an optimizer replica must see the full averaged gradient.
-    if (IsSharded(grad) && omega == Mode::kReplicated) {
-      AddFinding(plan, Severity::kError, "gradient-integrity", State::kGrads, axis,
-                 fmt::format("grads are {} on {} while the optimizer is replicated (R) on {}: "
-                             "no device holds the full averaged gradient its update needs",
-                             ModeText(grad), an, an),
-                 fmt::format("shard the optimizer on {} too (S, as in ZeRO-2), or replicate "
-                             "the grads (R, all-reduced)",
-                             an));
-    }
-    // State consistency on model-parallel axes: a replicated optimizer over sliced
-    // parameters only ever receives the gradient of the local slice.
-    if (!IsDataAxis(axis) && IsSharded(theta) && omega == Mode::kReplicated) {
-      AddFinding(plan, Severity::kError, "state-consistency", State::kOptimizer, axis,
-                 fmt::format("params are {} on {} while the optimizer is replicated (R) on {}: "
-                             "each rank updates only its own slice, so the optimizer replicas "
-                             "(master weights, moments) differ across {} ranks",
-                             ModeText(theta), an, an, an),
-                 fmt::format("shard the optimizer on {} like the params (S)", an));
-    }
+    CheckStateRules(c, axis, plan);
     if (IsDataAxis(axis)) {
-      if (theta == Mode::kSharded) {
-        AddFinding(
-            plan, Severity::kError, "params-need-gather", State::kParams, axis,
-            fmt::format("params are sharded (S) on {} without gather: every {} rank runs "
-                        "the whole model slice, but holds only 1/{} of its parameters",
-                        an, an, c.size(axis)),
-            fmt::format("use S* on {} (all-gather each unit before use, as ZeRO-3/FSDP)", an));
-      }
-      if (IsSharded(theta) && omega == Mode::kReplicated && grad == Mode::kReplicated) {
-        AddFinding(plan, Severity::kWarning, "redundant-optimizer", State::kOptimizer, axis,
-                   fmt::format("params are {} on {} while the optimizer is replicated (R): every "
-                               "rank updates every parameter and keeps only its shard",
-                               ModeText(theta), an),
-                   fmt::format("shard the optimizer and grads on {} (S), as ZeRO-3", an));
-      }
-      for (State s : {State::kOptimizer, State::kGrads}) {
-        if (c.at(axis, s).mode == Mode::kShardedGather) {
-          AddFinding(plan, Severity::kWarning, "gather-not-needed", s, axis,
-                     fmt::format("{} are S* on {}: they are never gathered before use; read as "
-                                 "sharded (S)",
-                                 StateName(s), an),
-                     fmt::format("write S for {} on {}", StateName(s), an));
-        }
-      }
-      if (axis == Axis::kData && (act == Mode::kSharded || act == Mode::kShardedGather)) {
-        AddFinding(plan, Severity::kError, "activation-placement", State::kActivations, axis,
-                   fmt::format("activations are {} on dp: each dp rank already holds only the "
-                               "activations of its own micro-batch, so sharding them over dp "
-                               "has no meaning",
-                               ModeText(act)),
-                   "place activations as R on dp (M to recompute them, O to offload them)");
-      }
+      CheckDataAxisPlacement(c, axis, plan);
     } else {
-      // tp, pp, ep slice the model: Θ, Ω and G must be sliced the same way.
-      for (State s : kModelStates) {
-        const Mode mode = c.at(axis, s).mode;
-        if (mode == Mode::kSharded || mode == Mode::kMaterialized) continue;
-        if (s == State::kOptimizer && mode == Mode::kReplicated && IsSharded(theta)) continue;
-        if (s == State::kGrads && IsSharded(grad) && omega == Mode::kReplicated) continue;
-        AddFinding(plan, Severity::kError, "model-parallel-placement", s, axis,
-                   fmt::format("{} are {} on {}: {} slices the model ({}), so every rank computes "
-                               "with, differentiates and updates only its own slice",
-                               StateName(s), ModeText(mode), an, an,
-                               axis == Axis::kTensor     ? "Megatron tensor parallelism"
-                               : axis == Axis::kPipeline ? "layers per stage"
-                                                         : "experts per rank"),
-                   fmt::format("shard {} on {} (S)", StateName(s), an));
-      }
-      if (axis == Axis::kPipeline && act != Mode::kSharded && act != Mode::kMaterialized) {
-        AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
-                   fmt::format("activations are {} on pp; each stage only ever holds the "
-                               "activations of its own layers; read as sharded (S)",
-                               ModeText(act)),
-                   "write S for activations on pp");
-      }
-      if (axis == Axis::kTensor && act == Mode::kShardedGather) {
-        AddFinding(plan, Severity::kWarning, "activation-placement", State::kActivations, axis,
-                   "activations are S* on tp; read as sequence parallel (S)",
-                   "write S (sequence parallel) or R for activations on tp");
-      }
+      CheckModelParallelPlacement(c, axis, plan);
     }
-    // Offload targets.
-    for (int si = 0; si < kNumStates; ++si) {
-      const State s = static_cast<State>(si);
-      const Placement& p = c.at(axis, s);
-      if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNone) {
-        AddFinding(plan, Severity::kError, "offload-target", s, axis,
-                   fmt::format("{} are offloaded (O) on {} without a target", StateName(s), an),
-                   "name the target: host or nvme");
-      }
-      if (p.mode == Mode::kOffloaded && p.target == OffloadTarget::kNvme &&
-          c.cluster->node.nvme_capacity.count() <= 0) {
-        AddFinding(plan, Severity::kError, "offload-target", s, axis,
-                   fmt::format("{} are offloaded to NVMe on {}, but the node has no NVMe",
-                               StateName(s), an),
-                   "offload to host memory, or describe the node's NVMe (nvme_capacity)");
-      }
-      if (p.mode == Mode::kOffloaded && p.target != OffloadTarget::kNone &&
-          c.Target(s) != p.target) {
-        AddFinding(
-            plan, Severity::kError, "offload-target", s, axis,
-            fmt::format("{} are offloaded to {} on {} but to {} on another axis", StateName(s),
-                        OffloadTargetName(p.target), an, OffloadTargetName(c.Target(s))),
-            "offload a state to one target");
-      }
-    }
+    CheckOffloadTargets(c, axis, plan);
   }
 }
 
-void CheckComposition(const Context& c, Plan& plan) {
+// The mesh covers the cluster and the batch splits into whole micro-batches.
+void CheckWorldAndBatch(const Context& c, Plan& plan) {
   const topology::ClusterSpec& cl = *c.cluster;
   const int64_t devices = int64_t{cl.nodes} * cl.node.gpus;
   if (plan.world != devices) {
@@ -775,6 +930,11 @@ void CheckComposition(const Context& c, Plan& plan) {
                            c.training->global_batch, c.training->micro_batch, c.dp, per_step),
                fmt::format("use a global batch that is a multiple of {}", per_step));
   }
+}
+
+// Tensor parallelism splits heads, hidden and FFN evenly, and stays inside a node.
+void CheckTensorParallelShape(const Context& c, Plan& plan) {
+  const topology::ClusterSpec& cl = *c.cluster;
   if (c.tp > 1 && c.arch) {
     const TransformerSpec& t = c.model->transformer;
     const std::pair<const char*, int64_t> dims[] = {
@@ -799,6 +959,11 @@ void CheckComposition(const Context& c, Plan& plan) {
                            c.tp, CountOf(cl.node.gpus, "GPU", "GPUs")),
                fmt::format("keep tp <= {} (inside a node) unless this is intended", cl.node.gpus));
   }
+}
+
+// Stages split the layers evenly, interleaving has its schedule and its micro-batch groups,
+// and there are enough micro-batches to fill the pipeline.
+void CheckPipelineShape(const Context& c, Plan& plan) {
   if (c.arch && c.pp > 1 && c.strategy->pipeline_stage_layers.empty() &&
       c.params.layers % (int64_t{c.pp} * c.v) != 0) {
     AddFinding(plan, Severity::kError, "pp-divisibility", State::kParams, Axis::kPipeline,
@@ -829,6 +994,11 @@ void CheckComposition(const Context& c, Plan& plan) {
                "use at least as many micro-batches per step as stages (a larger global batch "
                "or a smaller micro-batch)");
   }
+}
+
+// Context parallelism splits the sequence evenly; expert parallelism splits the experts and
+// the data-parallel ranks evenly.
+void CheckContextAndExpertShape(const Context& c, Plan& plan) {
   if (c.cp > 1 && c.arch && c.model->transformer.seq_len % c.cp != 0) {
     AddFinding(plan, Severity::kError, "cp-divisibility", State::kActivations, Axis::kContext,
                fmt::format("cp {} does not divide seq_len {}", c.cp, c.model->transformer.seq_len),
@@ -853,6 +1023,10 @@ void CheckComposition(const Context& c, Plan& plan) {
                  "use an ep that divides dp");
     }
   }
+}
+
+// Hybrid shard groups divide dp; sequence parallelism needs tp.
+void CheckShardingOptions(const Context& c, Plan& plan) {
   const int g = c.strategy->shard_group_size;
   if (g > 0 && (g > c.dp || c.dp % g != 0)) {
     AddFinding(plan, Severity::kError, "hybrid-shard-group", std::nullopt, Axis::kData,
@@ -864,6 +1038,15 @@ void CheckComposition(const Context& c, Plan& plan) {
                "sequence parallelism is set but tp is 1: it has no effect",
                "drop sequence_parallel, or use tp > 1");
   }
+}
+
+// How the mesh, the batch and the model fit together (the placement aside).
+void CheckComposition(const Context& c, Plan& plan) {
+  CheckWorldAndBatch(c, plan);
+  CheckTensorParallelShape(c, plan);
+  CheckPipelineShape(c, plan);
+  CheckContextAndExpertShape(c, plan);
+  CheckShardingOptions(c, plan);
 }
 
 void CheckCapacities(const Context& c, Plan& plan) {
@@ -930,6 +1113,73 @@ std::array<std::array<Placement, kNumStates>, topology::kNumAxes> EffectivePlace
   return placement;
 }
 
+// strategy.pipeline_stage_layers, when given: one positive entry per stage, summing to the
+// model's layers, and no interleaving.
+void ValidateStageLayers(const ModelSpec& model, const TrainingSpec& training,
+                         const StrategySpec& strategy, ErrorList& errors) {
+  const std::vector<int>& split = strategy.pipeline_stage_layers;
+  if (split.empty()) return;
+  const topology::MeshShape& mesh = strategy.mesh;
+  int64_t sum = 0;
+  bool positive = true;
+  for (int n : split) {
+    sum += n;
+    positive &= n >= 1;
+  }
+  const std::string value = fmt::format("[{}]", fmt::join(split, ", "));
+  if (static_cast<int64_t>(split.size()) != mesh.pp) {
+    errors.Add("strategy.pipeline_stage_layers", value,
+               fmt::format("must have pp = {} entries, one per stage", mesh.pp));
+  } else if (!positive) {
+    errors.Add("strategy.pipeline_stage_layers", value, "every stage needs at least 1 layer");
+  } else if (model.has_architecture() && sum != model.transformer.layers) {
+    errors.Add("strategy.pipeline_stage_layers", value,
+               fmt::format("sums to {}; must sum to the model's {} layers", sum,
+                           model.transformer.layers));
+  }
+  if (training.virtual_stages > 1) {
+    errors.Add("strategy.pipeline_stage_layers", value,
+               "an explicit split needs virtual_stages = 1");
+  }
+}
+
+// The shape of a transformer: positive sizes that divide as attention needs, and routing
+// settings that make sense for its experts.
+void ValidateTransformer(const TransformerSpec& t, ErrorList& errors) {
+  const std::pair<const char*, int64_t> positive[] = {
+      {"hidden", t.hidden}, {"heads", t.heads}, {"seq_len", t.seq_len}};
+  for (const auto& [field, value] : positive) {
+    if (value < 1)
+      errors.Add(fmt::format("model.transformer.{}", field), std::to_string(value), "must be >= 1");
+  }
+  if (t.vocab < 0 || t.ffn_hidden < 0 || t.kv_heads < 0 || t.experts < 0)
+    errors.Add("model.transformer", "negative size",
+               "vocab, ffn_hidden, kv_heads and "
+               "experts must be >= 0");
+  if (t.heads > 0 && t.hidden % t.heads != 0)
+    errors.Add("model.transformer.heads", std::to_string(t.heads),
+               fmt::format("must divide hidden {}", t.hidden));
+  if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0)
+    errors.Add("model.transformer.kv_heads", std::to_string(t.kv_heads),
+               fmt::format("must divide heads {}", t.heads));
+  if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
+    errors.Add("model.transformer.top_k", std::to_string(t.top_k),
+               fmt::format("must be between 1 and experts {}", t.experts));
+  if (t.experts > 1 && !(t.capacity_factor >= 0 && std::isfinite(t.capacity_factor)))
+    errors.Add("model.transformer.capacity_factor", fmt::format("{}", t.capacity_factor),
+               "must be > 0, or 0 for dropless routing");
+  if (!(t.routing_imbalance >= 1 && std::isfinite(t.routing_imbalance)))
+    errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+               "must be a finite number >= 1 (1 = balanced)");
+  else if (t.routing_imbalance != 1 && (t.experts <= 1 || t.capacity_factor > 0))
+    errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
+               t.experts <= 1 ? "applies to mixture-of-experts models only"
+                              : fmt::format("applies to dropless routing (capacity_factor 0); "
+                                            "with capacity_factor {} every expert computes its "
+                                            "padded capacity and drops the rest",
+                                            t.capacity_factor));
+}
+
 Status Validate(const ModelSpec& model, const TrainingSpec& training,
                 const StrategySpec& strategy) {
   ErrorList errors;
@@ -947,29 +1197,7 @@ Status Validate(const ModelSpec& model, const TrainingSpec& training,
     errors.Add("training.global_batch", std::to_string(training.global_batch), "must be >= 1");
   if (training.virtual_stages < 1)
     errors.Add("training.virtual_stages", std::to_string(training.virtual_stages), "must be >= 1");
-  if (const std::vector<int>& split = strategy.pipeline_stage_layers; !split.empty()) {
-    int64_t sum = 0;
-    bool positive = true;
-    for (int n : split) {
-      sum += n;
-      positive &= n >= 1;
-    }
-    const std::string value = fmt::format("[{}]", fmt::join(split, ", "));
-    if (static_cast<int64_t>(split.size()) != mesh.pp) {
-      errors.Add("strategy.pipeline_stage_layers", value,
-                 fmt::format("must have pp = {} entries, one per stage", mesh.pp));
-    } else if (!positive) {
-      errors.Add("strategy.pipeline_stage_layers", value, "every stage needs at least 1 layer");
-    } else if (model.has_architecture() && sum != model.transformer.layers) {
-      errors.Add("strategy.pipeline_stage_layers", value,
-                 fmt::format("sums to {}; must sum to the model's {} layers", sum,
-                             model.transformer.layers));
-    }
-    if (training.virtual_stages > 1) {
-      errors.Add("strategy.pipeline_stage_layers", value,
-                 "an explicit split needs virtual_stages = 1");
-    }
-  }
+  ValidateStageLayers(model, training, strategy, errors);
   if (strategy.layers_per_unit < 1)
     errors.Add("strategy.layers_per_unit", std::to_string(strategy.layers_per_unit),
                "must be >= 1");
@@ -982,50 +1210,25 @@ Status Validate(const ModelSpec& model, const TrainingSpec& training,
                  "needs an architecture (layers > 0) or a parameter_count > 0");
     }
   } else {
-    const TransformerSpec& t = model.transformer;
-    const std::pair<const char*, int64_t> positive[] = {
-        {"hidden", t.hidden}, {"heads", t.heads}, {"seq_len", t.seq_len}};
-    for (const auto& [field, value] : positive) {
-      if (value < 1)
-        errors.Add(fmt::format("model.transformer.{}", field), std::to_string(value),
-                   "must be >= 1");
-    }
-    if (t.vocab < 0 || t.ffn_hidden < 0 || t.kv_heads < 0 || t.experts < 0)
-      errors.Add("model.transformer", "negative size",
-                 "vocab, ffn_hidden, kv_heads and "
-                 "experts must be >= 0");
-    if (t.heads > 0 && t.hidden % t.heads != 0)
-      errors.Add("model.transformer.heads", std::to_string(t.heads),
-                 fmt::format("must divide hidden {}", t.hidden));
-    if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0)
-      errors.Add("model.transformer.kv_heads", std::to_string(t.kv_heads),
-                 fmt::format("must divide heads {}", t.heads));
-    if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
-      errors.Add("model.transformer.top_k", std::to_string(t.top_k),
-                 fmt::format("must be between 1 and experts {}", t.experts));
-    if (t.experts > 1 && !(t.capacity_factor >= 0 && std::isfinite(t.capacity_factor)))
-      errors.Add("model.transformer.capacity_factor", fmt::format("{}", t.capacity_factor),
-                 "must be > 0, or 0 for dropless routing");
-    if (!(t.routing_imbalance >= 1 && std::isfinite(t.routing_imbalance)))
-      errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
-                 "must be a finite number >= 1 (1 = balanced)");
-    else if (t.routing_imbalance != 1 && (t.experts <= 1 || t.capacity_factor > 0))
-      errors.Add("model.transformer.routing_imbalance", fmt::format("{}", t.routing_imbalance),
-                 t.experts <= 1 ? "applies to mixture-of-experts models only"
-                                : fmt::format("applies to dropless routing (capacity_factor 0); "
-                                              "with capacity_factor {} every expert computes its "
-                                              "padded capacity and drops the rest",
-                                              t.capacity_factor));
+    ValidateTransformer(model.transformer, errors);
   }
   return errors.ToStatus();
 }
 
-}  // namespace
+// True when some axis places activations as M (rebuilt by recomputation).
+bool ActivationsMaterialized(const StrategySpec& strategy) {
+  for (int a = 0; a < topology::kNumAxes; ++a) {
+    if (strategy.placement[a][static_cast<int>(State::kActivations)].mode == Mode::kMaterialized)
+      return true;
+  }
+  return false;
+}
 
-StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
-                       const StrategySpec& strategy, const topology::ClusterSpec& cluster,
-                       const AnalyzeOptions& options) {
-  RETURN_IF_ERROR(Validate(model, training, strategy));
+// Everything the stages share, derived once from validated inputs. The pointers alias the
+// arguments, which must outlive the Context.
+Context MakeContext(const ModelSpec& model, const TrainingSpec& training,
+                    const StrategySpec& strategy, const topology::ClusterSpec& cluster,
+                    const AnalyzeOptions& options) {
   Context c;
   c.model = &model;
   c.training = &training;
@@ -1049,12 +1252,9 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
   c.sp = c.tp > 1 &&
          (training.sequence_parallel || tp_act == Mode::kSharded || tp_act == Mode::kShardedGather);
   c.recompute = training.recompute;
-  bool materialized = false;
-  for (int a = 0; a < topology::kNumAxes; ++a) {
-    if (strategy.placement[a][static_cast<int>(State::kActivations)].mode == Mode::kMaterialized)
-      materialized = true;
+  if (ActivationsMaterialized(strategy) && c.recompute == Recompute::kNone) {
+    c.recompute = Recompute::kFull;
   }
-  if (materialized && c.recompute == Recompute::kNone) c.recompute = Recompute::kFull;
   const int g = strategy.shard_group_size;
   c.shard_group = (g > 0 && g <= c.dp && c.dp % g == 0) ? g : c.dp;
   if (c.cp > 1) {
@@ -1064,15 +1264,23 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
         c.cp_joins_dp = false;
     }
   }
+  return c;
+}
 
+// The plan's scenario-wide figures: the echo of its inputs, FLOPs, the bubble, and the notes
+// on what the model leaves out.
+Plan PlanHeader(const Context& c) {
+  const ModelSpec& model = *c.model;
+  const TrainingSpec& training = *c.training;
+  const StrategySpec& strategy = *c.strategy;
   Plan plan;
   plan.model_name = model.name;
   plan.strategy_name = strategy.name;
-  plan.mesh = mesh;
+  plan.mesh = strategy.mesh;
   plan.placement = EffectivePlacement(strategy, c.sp, c.recompute);
   plan.training = training;
-  plan.world = mesh.world();
-  plan.cluster_devices = int64_t{cluster.nodes} * cluster.node.gpus;
+  plan.world = strategy.mesh.world();
+  plan.cluster_devices = int64_t{c.cluster->nodes} * c.cluster->node.gpus;
   plan.parameter_count = ParameterCount(model);
   plan.has_architecture = c.arch;
   plan.micro_batches = c.m;
@@ -1092,7 +1300,7 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
         "bare parameter count: model states only; activations, gather and staging buffers and "
         "tensor/pipeline/context/expert traffic need an architecture");
   }
-  if (materialized && training.recompute == Recompute::kNone) {
+  if (ActivationsMaterialized(strategy) && training.recompute == Recompute::kNone) {
     plan.notes.push_back("activations are M: full recompute assumed");
   }
   if (ModeTargetsNvme(strategy, State::kOptimizer)) {
@@ -1105,8 +1313,12 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
         "FLOPs use Narayanan eq. 3 for the dense shape; expert MLP FLOPs are "
         "not scaled by top_k");
   }
+  return plan;
+}
 
-  // One role per stage, identical neighbours merged.
+// One role per stage, identical neighbours merged; then each role's name and memory totals
+// against the device's HBM, and the largest role.
+void BuildRoles(const Context& c, Plan& plan) {
   for (int i = 0; i < c.pp; ++i) {
     RankRole r = BuildStage(c, i);
     if (!plan.roles.empty() && SameRole(plan.roles.back(), r)) {
@@ -1116,7 +1328,7 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
       plan.roles.push_back(std::move(r));
     }
   }
-  const Bytes capacity = cluster.node.gpu.hbm_capacity;
+  const Bytes capacity = c.cluster->node.gpu.hbm_capacity;
   for (size_t k = 0; k < plan.roles.size(); ++k) {
     RankRole& r = plan.roles[k];
     r.name = RoleName(c, r);
@@ -1129,7 +1341,17 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
     if (mem.total > plan.roles[static_cast<size_t>(plan.largest_role)].memory.total)
       plan.largest_role = static_cast<int>(k);
   }
+}
 
+}  // namespace
+
+StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
+                       const StrategySpec& strategy, const topology::ClusterSpec& cluster,
+                       const AnalyzeOptions& options) {
+  RETURN_IF_ERROR(Validate(model, training, strategy));
+  const Context c = MakeContext(model, training, strategy, cluster, options);
+  Plan plan = PlanHeader(c);
+  BuildRoles(c, plan);
   CheckPlacement(c, plan);
   CheckComposition(c, plan);
   CheckCapacities(c, plan);

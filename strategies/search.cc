@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "base/errors.h"
+#include "strategies/cost/arith.h"
+#include "strategies/cost/pass_costs.h"
 #include "strategies/model.h"
 #include "strategies/plan.h"
 #include "strategies/presets.h"
@@ -128,135 +130,312 @@ int64_t MembersOnFirstNode(const StrategySpec& s, const Collective& col, int gpu
   return std::max<int64_t>(on_node, 1);
 }
 
+// ------------------------------------------------------------------------------ the estimate
+// The tier-1 step-time estimate of a candidate (its model is in search.h). Times are
+// Durations: every conversion from a rate rounds up to the picosecond, as the executor's.
+
+Duration NonNegative(Duration d) { return std::max(Duration::Zero(), d); }
+
+// `d` scaled by a real factor, rounded to the nearest picosecond.
+Duration Scaled(Duration d, double k) { return Seconds(d.ToSeconds() * k); }
+
+// The links a collective is charged at (see "collective" in search.h).
 struct Links {
-  double nvlink = 0;  // bytes/s per GPU
-  double nic = 0;     // bytes/s per GPU
-  double nvlink_alpha = 0;
-  double nic_alpha = 0;
+  Bandwidth nvlink;  // per GPU
+  Bandwidth nic;     // per GPU: nics x nic_bandwidth / gpus
+  Duration nvlink_alpha;
+  Duration nic_alpha;
 };
 
-// Seconds of one call moving buffer `bytes` (see "collective" in search.h).
-double CallSeconds(CollectiveKind kind, int64_t n, int64_t l, double bytes, const Links& k) {
-  if (n <= 1 || bytes <= 0) return 0;
-  const double nic = k.nic > 0 ? k.nic : k.nvlink;
+Links LinksOf(const topology::NodeSpec& node) {
+  Links k;
+  k.nvlink = node.nvlink_bandwidth;
+  if (node.gpus > 0) {
+    k.nic =
+        Bandwidth::BytesPerSecond(node.nics * node.nic_bandwidth.bytes_per_second() / node.gpus);
+  }
+  k.nvlink_alpha = node.nvlink_latency;
+  k.nic_alpha = node.nic_latency;
+  if (k.nvlink <= Bandwidth::Zero()) {
+    k.nvlink = k.nic > Bandwidth::Zero() ? k.nic : Bandwidth::BytesPerSecond(1);
+  }
+  return k;
+}
+
+// One call of `kind` over `n` ranks, `l` of them on the first node, moving buffer `bytes`.
+Duration CallTime(CollectiveKind kind, int64_t n, int64_t l, Bytes bytes, const Links& k) {
+  if (n <= 1 || bytes <= Bytes::Zero()) return Duration::Zero();
+  const Bandwidth nic = k.nic > Bandwidth::Zero() ? k.nic : k.nvlink;
   if (kind == CollectiveKind::kSendRecv) {
     return l >= n ? bytes / k.nvlink + k.nvlink_alpha : bytes / nic + k.nic_alpha;
   }
-  const double f = kind == CollectiveKind::kAllReduce ? 2.0 : 1.0;
+  const int64_t f = kind == CollectiveKind::kAllReduce ? 2 : 1;
   const int64_t nodes = (n + l - 1) / l;
   if (nodes <= 1) {
-    return f * (n - 1) / n * bytes / k.nvlink + f * (n - 1) * k.nvlink_alpha;
+    return Scale(bytes, static_cast<double>(f * (n - 1)) / static_cast<double>(n)) / k.nvlink +
+           k.nvlink_alpha * (f * (n - 1));
   }
-  return f * (l - 1) / l * bytes / k.nvlink + f * (nodes - 1) / (nodes * l) * bytes / nic +
-         f * (l - 1) * k.nvlink_alpha + f * (nodes - 1) * k.nic_alpha;
+  return Scale(bytes, static_cast<double>(f * (l - 1)) / static_cast<double>(l)) / k.nvlink +
+         Scale(bytes, static_cast<double>(f * (nodes - 1)) / static_cast<double>(nodes * l)) / nic +
+         k.nvlink_alpha * (f * (l - 1)) + k.nic_alpha * (f * (nodes - 1));
 }
 
 bool IsDataAxis(Axis a) { return a == Axis::kData || a == Axis::kContext; }
 
-// The executor's compute model: max(flops / (peak x matmul_efficiency),
-// bytes / (hbm_bandwidth x memory_efficiency)) per op, kernel overhead counted apart.
+// The executor's compute model (sim/executor): an op takes max(FLOPs / (peak x
+// matmul_efficiency), (read + written) / (hbm_bandwidth x memory_efficiency)), then its
+// element-wise traffic at the same HBM rate; kernel overhead is counted apart.
+// REQUIRES: flops > 0.
 struct Roofline {
-  double flops = 1;  // FLOP/s
-  double bytes = 0;  // bytes/s
-  double Seconds(double f, double b) const {
-    return std::max(f / flops, bytes > 0 ? b / bytes : 0.0);
-  }
-  // Memory-bound kernels (elementwise traffic), which run after the GEMMs.
-  double Streaming(Bytes b) const {
-    return bytes > 0 ? static_cast<double>(b.count()) / bytes : 0.0;
+  FlopRate flops;
+  Bandwidth hbm;
+  Duration Op(const cost::Work& w) const {
+    if (hbm <= Bandwidth::Zero()) return w.flops / flops;
+    return std::max(w.flops / flops, (w.read + w.written) / hbm) + w.elementwise / hbm;
   }
 };
 
-// One micro-batch of one rank role: roofline seconds of its forward, backward (input and
-// weight) and recompute ops, and how many kernels each phase launches.
+// One micro-batch of one rank role as the schedule runs it: the roofline time of its forward,
+// backward (input and weight) and recompute ops, and how many ops each phase launches.
 struct PassWork {
-  double forward = 0;
-  double backward = 0;
-  double recompute = 0;
-  double forward_kernels = 0;
-  double backward_kernels = 0;  // recompute ops included
+  Duration forward;
+  Duration backward;
+  Duration recompute;
+  int64_t forward_kernels = 0;
+  int64_t backward_kernels = 0;  // recompute ops included
 };
 
-// The compute ops of one micro-batch as BuildSchedules emits them (schedule.h), per layer:
-// forward (24 b s h^2 + 4 b s^2 h FLOPs; reads the layer's weights and its input, writes its
-// kept activations and output), [recompute] (the forward again, or the attention core
-// 4 b s^2 h under selective recompute; reads weights and kept activations, writes the rest),
-// backward-input (one forward; reads weights, the full activations and the output gradient)
-// and backward-weight (one forward; reads the full activations, writes the weight
-// gradient). The embedding has a forward and a backward-weight op without FLOPs; the output
-// layer a forward, backward-input and backward-weight of K/48 b s h V FLOPs each (K = 96
-// with full recompute, else 72). Model parallelism divides a layer's work: tp·cp its FLOPs,
-// tp its weights, cp its tokens and, with sequence parallelism, tp its inputs and outputs.
-PassWork RoleWork(const TransformerSpec& t, const TrainingSpec& training,
-                  const StrategySpec& strategy, const Plan& plan, const RankRole& role,
-                  const Roofline& roof) {
-  const MeshShape& mesh = strategy.mesh;
-  const ParameterBreakdown p = CountParameters(t);
-  const StateBytes bpp = BytesPerParameter(training);
-  const double tp = std::max(1, mesh.tp);
-  const double cp = std::max(1, mesh.cp);
-  const double b = static_cast<double>(training.micro_batch);
-  const double s = static_cast<double>(t.seq_len);
-  const double h = static_cast<double>(t.hidden);
-  const double v = static_cast<double>(t.vocab);
-  const Recompute rc = plan.effective_recompute;
-  const bool sp = plan.effective_sequence_parallel && mesh.tp > 1;
-  const int64_t local_seq = std::max<int64_t>(1, t.seq_len / std::max(1, mesh.cp));
-  // Eq. 3's 24 b s h^2 over the model's shapes (model.h), MoE experts and router included.
-  const LayerGemmFlops gemm = LayerGemmFlopsPerToken(t);
-  const double layer_fwd = (b * s * (gemm.attention + gemm.mlp + MoeExtraForwardFlopsPerToken(t)) +
-                            4.0 * b * s * s * h) /
-                           (tp * cp);
-  const double attention_core = 4.0 * b * s * s * h / (tp * cp);
-  const double io = 2.0 * b * s * h / cp / (sp ? tp : 1.0);
-  const double weights = static_cast<double>(p.per_layer() * bpp.params) / tp;
-  const double grads = static_cast<double>(p.per_layer() * bpp.grads) / tp;
-  const auto act = [&](Recompute r) {
-    return static_cast<double>(ActivationBytesPerLayer(t, training.micro_batch, local_seq, mesh.tp,
-                                                       sp, r, training.flash_attention)
-                                   .count());
-  };
-  const double kept = act(rc);
-  const double full = act(Recompute::kNone);
-  const double layers = static_cast<double>(role.layers);
+// One op's work under ring attention, as the schedule runs a block that holds attention:
+// `parts` kernels of 1/parts of the work each, the first one keeping the remainders of the
+// byte split.
+Duration SplitOp(const Roofline& roof, const cost::Work& w, int64_t parts, int64_t& kernels) {
+  kernels += parts;
+  if (parts <= 1) return roof.Op(w);
+  cost::Work part{w.flops / static_cast<double>(parts), w.read / parts, w.written / parts,
+                  w.elementwise / parts};
+  cost::Work first = part;
+  first.read = w.read - part.read * (parts - 1);
+  first.written = w.written - part.written * (parts - 1);
+  first.elementwise = w.elementwise - part.elementwise * (parts - 1);
+  return roof.Op(first) + roof.Op(part) * (parts - 1);
+}
 
-  // The memory-bound kernels between the GEMMs, as the schedule charges them (model.h).
-  const LayerTraffic traffic = ElementwiseTrafficPerLayer(
-      t, training.micro_batch, local_seq, t.seq_len, mesh.tp, sp, training.flash_attention);
-  const double streaming = roof.Streaming(traffic.attention + traffic.scores + traffic.mlp);
-
-  PassWork w;
-  w.forward = layers * (roof.Seconds(layer_fwd, weights + io + kept + io) + streaming);
-  w.backward = layers * (roof.Seconds(layer_fwd, weights + full + io + io) +
-                         kElementwiseBackwardFactor * streaming +
-                         roof.Seconds(layer_fwd, full + io + grads));
-  if (rc != Recompute::kNone) {
-    w.recompute = layers * (roof.Seconds(rc == Recompute::kFull ? layer_fwd : attention_core,
-                                         weights + kept + (full - kept)) +
-                            (rc == Recompute::kFull ? streaming : roof.Streaming(traffic.scores)));
+// Adds `times` runs of a layer pass: one op per block the schedule emits (the non-empty ones),
+// the block holding attention (whole or attention) in `attention_parts` kernels.
+void AddLayerPass(const Roofline& roof, const cost::LayerPass& pass, int64_t attention_parts,
+                  int64_t times, Duration& time, int64_t& kernels) {
+  const std::pair<const cost::Work*, bool> blocks[] = {{&pass.whole, true},
+                                                       {&pass.attention, true},
+                                                       {&pass.mlp, false},
+                                                       {&pass.router, false},
+                                                       {&pass.experts, false}};
+  for (const auto& [w, holds_attention] : blocks) {
+    if (w->flops <= Flops() && w->read + w->written + w->elementwise <= Bytes::Zero()) continue;
+    int64_t ops = 0;
+    time += SplitOp(roof, *w, holds_attention ? attention_parts : 1, ops) * times;
+    kernels += ops * times;
   }
-  w.forward_kernels = layers;
-  w.backward_kernels = layers * (rc != Recompute::kNone ? 3 : 2);
+}
+
+// The compute ops of one micro-batch of `role`, with the work the schedule gives them
+// (cost::PassCosts): per layer its forward, [recompute], backward-input and backward-weight
+// passes; on the first stage the embedding's forward and backward-weight; on the last the
+// output layer's forward, backward-input and backward-weight.
+PassWork RoleWork(const cost::PassCosts& pc, const ParameterBreakdown& p, const RankRole& role,
+                  const Roofline& roof, ContextParallelComm cp_comm) {
+  PassWork w;
+  const int64_t layers = role.layers;
+  // Ring attention runs the attention-holding block of every pass but selective recompute's
+  // (the attention core, rebuilt apart) as cp parts; the all-gather variant as one op.
+  const int64_t parts = cp_comm == ContextParallelComm::kAllGather ? 1 : pc.cp;
+  AddLayerPass(roof, pc.forward, parts, layers, w.forward, w.forward_kernels);
+  AddLayerPass(roof, pc.backward_input, parts, layers, w.backward, w.backward_kernels);
+  w.backward += roof.Op(pc.backward_weight) * layers;
+  w.backward_kernels += layers;
+  AddLayerPass(roof, pc.recompute_pass, pc.recompute == Recompute::kFull ? parts : 1, layers,
+               w.recompute, w.backward_kernels);
   if (role.has_embedding) {
-    w.forward += roof.Seconds(0, b * s * h * bpp.params / cp / tp + io);
-    w.backward += roof.Seconds(0, io + b * s * h / cp + io);
+    w.forward += roof.Op(pc.embedding_forward);
+    w.backward += roof.Op(pc.embedding_backward_weight);
     w.forward_kernels += 1;
     w.backward_kernels += 1;
   }
   if (role.has_head) {
-    const double pass = 2.0 * b * s * h * v / (tp * cp);  // never recomputed: 2bshV a pass
-    const double head_weights = v * h * bpp.params / tp;
-    const double head_act = (4.0 * b * s * h + 4.0 * b * s * v) / (tp * cp);
-    const double head_grads = static_cast<double>((p.head + p.final_norm) * bpp.grads) / tp;
-    const double head_traffic =
-        roof.Streaming(OutputLayerTraffic(t, training.micro_batch, local_seq, mesh.tp));
-    w.forward += roof.Seconds(pass, head_weights + io + head_act) + head_traffic;
-    w.backward += roof.Seconds(pass, head_weights + head_act + io) + head_traffic +
-                  roof.Seconds(pass, head_act + head_grads);
+    // The output unit's gradients: the vocab-parallel head and the final norm, and on a last
+    // stage that is not also the first the copy of a tied word embedding (Megatron-LM).
+    const int64_t head_elements = cost::CeilDiv(p.head, pc.tp) + p.final_norm +
+                                  (p.head == 0 && !role.has_embedding ? pc.vocab_elements : 0);
+    w.forward += roof.Op(pc.output_forward);
+    w.backward +=
+        roof.Op(pc.output_backward_input) + roof.Op(pc.OutputBackwardWeight(head_elements));
     w.forward_kernels += 1;
     w.backward_kernels += 2;
   }
   return w;
+}
+
+// Where one role's collectives are charged (see "overlap" in search.h).
+struct RoleComm {
+  // Exposed on every layer, summed over the step: tp, pp, cp (K/V exchange) and ep calls.
+  Duration tp, pp, cp, ep;
+  Duration tp_chunk;  // one tp-th chunk of every tensor-parallel call (tp_comm_overlap)
+  // Data-parallel traffic of the comm stream: per micro-batch in forward (k_fwd) and in
+  // backward (k_bwd), once per step beside the last backward (k_step), after the optimizer
+  // (k_after); `tail` the last call of the last backward, `head` the first gather.
+  Duration k_fwd, k_bwd, k_step, k_after, tail, head;
+  bool gathers = false;  // S*: every unit gathered before its forward and its backward
+};
+
+// Charges one data-parallel collective: it runs as `calls` calls, one per gather unit for
+// gathered parameters, one per gradient bucket otherwise (the last one shorter).
+void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, int64_t units,
+                        bool gathered_params, Bytes bucket, const Links& links, RoleComm& k) {
+  const Bytes s = col.buffer_bytes;
+  const bool per_unit =
+      col.count == 2 * plan.micro_batches || (col.state == State::kGrads && gathered_params);
+  const int64_t calls =
+      per_unit ? std::max<int64_t>(1, units) : cost::CeilDiv(s.count(), bucket.count());
+  const Bytes last = per_unit ? s / calls : s - bucket * (calls - 1);
+  const Duration last_call = CallTime(col.kind, col.group_size, l, last, links);
+  const Duration one =
+      CallTime(col.kind, col.group_size, l, s / calls, links) * (calls - 1) + last_call;
+  if (col.state == State::kParams && col.count == 2 * plan.micro_batches) {
+    k.gathers = true;
+    k.k_fwd += one;
+    k.k_bwd += one;
+    k.head = std::max(k.head, last_call);
+  } else if (col.state == State::kParams) {
+    k.k_after += one;  // updated replicated params, after the sharded optimizer step
+  } else if (col.count == plan.micro_batches && plan.micro_batches > 1) {
+    k.k_bwd += one;  // sharded gradients: every micro-batch's backward
+    k.tail = std::max(k.tail, last_call);
+  } else {
+    k.k_step += one * col.count;  // replicated: after the last one
+    k.tail = std::max(k.tail, last_call);
+  }
+}
+
+RoleComm ChargeCollectives(const StrategySpec& strategy, const Plan& plan, const RankRole& role,
+                           const topology::NodeSpec& node, Bytes bucket) {
+  const Links links = LinksOf(node);
+  const int64_t units =
+      (strategy.layers_per_unit > 0
+           ? (role.layers + strategy.layers_per_unit - 1) / strategy.layers_per_unit
+           : role.layers) +
+      (role.has_embedding ? 1 : 0) + (role.has_head ? 1 : 0);
+  // S*: gradients then go unit by unit, not by bucket.
+  const bool gathered_params =
+      std::any_of(role.collectives.begin(), role.collectives.end(), [&](const Collective& col) {
+        return IsDataAxis(col.axis) && col.state == State::kParams &&
+               col.count == 2 * plan.micro_batches;
+      });
+  RoleComm k;
+  for (const Collective& col : role.collectives) {
+    const int64_t l = MembersOnFirstNode(strategy, col, std::max(1, node.gpus));
+    if (IsDataAxis(col.axis) && !(col.axis == Axis::kContext && col.state == State::kActivations)) {
+      ChargeDataParallel(col, l, plan, units, gathered_params, bucket, links, k);
+      continue;
+    }
+    const Duration t = CallTime(col.kind, col.group_size, l, col.buffer_bytes, links) * col.count;
+    (col.axis == Axis::kContext    ? k.cp
+     : col.axis == Axis::kTensor   ? k.tp
+     : col.axis == Axis::kPipeline ? k.pp
+                                   : k.ep) += t;
+    if (col.axis == Axis::kTensor && strategy.mesh.tp > 1) {
+      k.tp_chunk +=
+          CallTime(col.kind, col.group_size, l, col.buffer_bytes / strategy.mesh.tp, links) *
+          col.count;
+    }
+  }
+  return k;
+}
+
+// Exposed data-parallel time: every micro-batch but the last hides its traffic under its own
+// compute (gathers phase by phase, since a unit's compute waits for its gather); the last
+// one's backward also carries the once-per-step syncs, of which the last call stays exposed.
+Duration ExposedDataParallel(const RoleComm& k, Duration c_fwd, Duration c_bwd, int64_t m) {
+  Duration dp = k.k_after;
+  if (k.gathers) {
+    dp += k.head + NonNegative(k.k_fwd - c_fwd) * m + NonNegative(k.k_bwd - c_bwd) * (m - 1) +
+          std::max(k.tail, k.k_bwd + k.k_step - c_bwd);
+  } else {
+    dp += NonNegative(k.k_bwd - c_fwd - c_bwd) * (m - 1);
+    if (k.k_bwd + k.k_step > Duration::Zero()) dp += std::max(k.tail, k.k_bwd + k.k_step - c_bwd);
+  }
+  return dp;
+}
+
+// Offload copies over PCIe, exposed, and the host optimizer step as a memory-bound pass.
+Duration OffloadTime(const topology::NodeSpec& node, const RankRole& role) {
+  Duration t;
+  if (node.pcie_bandwidth > Bandwidth::Zero()) t += role.copy_bytes / node.pcie_bandwidth;
+  const Bandwidth host = node.host_memory_bandwidth / std::max(1, node.gpus);
+  const Bytes offloaded = role.memory.offloaded_host + role.memory.offloaded_nvme;
+  if (host > Bandwidth::Zero()) t += (offloaded * 2) / host;
+  return t;
+}
+
+// What the estimate of every role shares.
+struct EstimateInputs {
+  const ModelSpec* model = nullptr;
+  const TrainingSpec* training = nullptr;
+  const StrategySpec* strategy = nullptr;
+  const topology::NodeSpec* node = nullptr;
+  const Plan* plan = nullptr;
+  cost::PassCosts costs;
+  ParameterBreakdown params;
+  Roofline roof;
+  FlopRate peak;
+  Duration overhead;  // per kernel
+  Bytes bucket;       // the gradient bucket, at least 1 byte
+  bool tp_comm_overlap = false;
+};
+
+StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
+  const Plan& plan = *in.plan;
+  const MeshShape& mesh = in.strategy->mesh;
+  const int64_t m = std::max<int64_t>(1, plan.micro_batches);
+  const PassWork w =
+      RoleWork(in.costs, in.params, role, in.roof, in.training->context_parallel_comm);
+  int64_t kernels = (w.forward_kernels + w.backward_kernels) * m;
+  // The GPU optimizer step over the device's shard of Ω (none when Ω is offloaded).
+  Duration optimizer;
+  const StateBytes bpp = in.costs.bpp;
+  if (role.memory.optimizer > Bytes::Zero() && bpp.optimizer > 0) {
+    optimizer = in.roof.Op(in.costs.OptimizerStep(role.memory.optimizer.count() / bpp.optimizer));
+    kernels += 1;
+  }
+  // Per-micro-batch windows: the compute-stream time of one micro-batch's forward and
+  // backward (recompute included), kernel overheads included.
+  const Duration c_fwd = w.forward + in.overhead * w.forward_kernels;
+  const Duration c_bwd = w.backward + w.recompute + in.overhead * w.backward_kernels;
+  const Duration t_compute = (c_fwd + c_bwd) * m;
+  RoleComm comm = ChargeCollectives(*in.strategy, plan, role, *in.node, in.bucket);
+  if (in.tp_comm_overlap && mesh.tp > 1) {
+    // Chunked blocks (see "overlap" in search.h): of every call one chunk stays exposed, the
+    // other tp - 1 hide under the chunked passes' compute; the attention block is not chunked
+    // under ring attention, nor the MLP block of a mixture of experts.
+    const int64_t blocks = (mesh.cp == 1 ? 1 : 0) + (in.model->transformer.experts <= 1 ? 1 : 0);
+    const Duration hideable = (w.forward + w.backward + w.recompute) * m;
+    const Duration chunked = comm.tp_chunk + NonNegative(comm.tp_chunk * (mesh.tp - 1) - hideable);
+    comm.tp = Scaled(comm.tp, 1 - blocks / 2.0) + Scaled(chunked, blocks / 2.0);
+    kernels += blocks * m * role.layers * (mesh.tp - 1) *
+               (plan.effective_recompute != Recompute::kNone ? 3 : 2);
+  }
+  StepEstimate e;
+  e.parts = {(w.forward + w.backward) * m,
+             w.recompute * m,
+             in.overhead * kernels,
+             optimizer,
+             Scaled(t_compute, plan.bubble_fraction),
+             ExposedDataParallel(comm, c_fwd, c_bwd, m),
+             comm.tp,
+             comm.pp,
+             comm.cp,
+             comm.ep,
+             OffloadTime(*in.node, role)};
+  for (const Duration& part : e.parts) e.total += part;
+  return e;
 }
 
 // One unit of screening work: every micro-batch and recompute policy of one structure.
@@ -655,161 +834,36 @@ bool UsesGradientBuckets(const StrategySpec& strategy) {
 StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                           const StrategySpec& strategy, const topology::ClusterSpec& cluster,
                           const Plan& plan, Bytes gradient_bucket, bool tp_comm_overlap) {
-  const topology::NodeSpec& node = cluster.node;
-  const topology::DeviceSpec& gpu = node.gpu;
-  const MeshShape& mesh = strategy.mesh;
-  const double world = static_cast<double>(mesh.world());
-  const double peak = gpu.Peak(ComputeType(training.precision)).per_second();
-  Roofline roof;
-  roof.flops = peak * (gpu.matmul_efficiency > 0 ? gpu.matmul_efficiency : 1.0);
-  roof.bytes = gpu.hbm_bandwidth.bytes_per_second() *
-               (gpu.memory_efficiency > 0 ? gpu.memory_efficiency : 1.0);
-  const double overhead = gpu.kernel_overhead.ToSeconds();
-  const double model_flops =
-      ModelFlopsPerIteration(model.transformer, training.global_batch, Recompute::kNone).count() /
-      world;
-  Links links;
-  links.nvlink = node.nvlink_bandwidth.bytes_per_second();
-  links.nic = node.gpus > 0 ? node.nics * node.nic_bandwidth.bytes_per_second() / node.gpus : 0;
-  links.nvlink_alpha = node.nvlink_latency.ToSeconds();
-  links.nic_alpha = node.nic_latency.ToSeconds();
-  if (links.nvlink <= 0) links.nvlink = links.nic > 0 ? links.nic : 1;
-  const double bucket = std::max(1.0, static_cast<double>(gradient_bucket.count()));
-  const double m = static_cast<double>(std::max<int64_t>(1, plan.micro_batches));
-  const StateBytes bpp = BytesPerParameter(training);
-
-  StepEstimate best_role;
-  double best_total = -1;
+  const topology::DeviceSpec& gpu = cluster.node.gpu;
+  EstimateInputs in;
+  in.model = &model;
+  in.training = &training;
+  in.strategy = &strategy;
+  in.node = &cluster.node;
+  in.plan = &plan;
+  in.costs = cost::ComputePassCosts(model.transformer, training, strategy.mesh,
+                                    plan.effective_recompute, plan.effective_sequence_parallel);
+  in.params = CountParameters(model.transformer);
+  in.peak = gpu.Peak(ComputeType(training.precision));
+  in.roof.flops = in.peak * (gpu.matmul_efficiency > 0 ? gpu.matmul_efficiency : 1.0);
+  in.roof.hbm = gpu.hbm_bandwidth * (gpu.memory_efficiency > 0 ? gpu.memory_efficiency : 1.0);
+  in.overhead = gpu.kernel_overhead;
+  in.bucket = std::max(Bytes::Count(1), gradient_bucket);
+  in.tp_comm_overlap = tp_comm_overlap;
+  // The slowest role paces the step.
+  StepEstimate slowest;
+  slowest.total = Duration::Zero() - Duration::Picoseconds(1);
   for (const RankRole& role : plan.roles) {
-    const PassWork w = RoleWork(model.transformer, training, strategy, plan, role, roof);
-    // The GPU optimizer step over the device's shard of Ω (none when Ω is offloaded).
-    double optimizer = 0;
-    double kernels = (w.forward_kernels + w.backward_kernels) * m;
-    if (role.memory.optimizer.count() > 0 && bpp.optimizer > 0) {
-      const double omega = static_cast<double>(role.memory.optimizer.count()) / bpp.optimizer;
-      optimizer =
-          roof.Seconds(OptimizerFlopsPerElement(training.optimizer) * omega,
-                       omega * static_cast<double>(bpp.grads + 2 * bpp.optimizer + bpp.params));
-      kernels += 1;
-    }
-    // Per-micro-batch windows: the compute-stream time of one micro-batch's forward and
-    // backward (recompute included), kernel overheads included.
-    const double c_fwd = w.forward + w.forward_kernels * overhead;
-    const double c_bwd = w.backward + w.recompute + w.backward_kernels * overhead;
-    const double t_compute = m * (c_fwd + c_bwd);
-    const double t_bubble = t_compute * plan.bubble_fraction;
-
-    // Data-parallel traffic of the comm stream: per micro-batch in forward (k_fwd) and in
-    // backward (k_bwd), once per step beside the last backward (k_step), after the optimizer
-    // (k_after); `tail` the last call of the last backward, `head` the first gather.
-    const int64_t units =
-        (strategy.layers_per_unit > 0
-             ? (role.layers + strategy.layers_per_unit - 1) / strategy.layers_per_unit
-             : role.layers) +
-        (role.has_embedding ? 1 : 0) + (role.has_head ? 1 : 0);
-    double k_fwd = 0, k_bwd = 0, k_step = 0, k_after = 0, tail = 0, head = 0;
-    bool gathered_params = false;  // S*: gradients then go unit by unit, not by bucket
-    for (const Collective& col : role.collectives) {
-      gathered_params = gathered_params || (IsDataAxis(col.axis) && col.state == State::kParams &&
-                                            col.count == 2 * plan.micro_batches);
-    }
-    bool gathers = false;
-    double tp = 0, pp = 0, cp = 0, ep = 0;
-    double tp_chunk = 0;  // one tp-th chunk of every tensor-parallel call (tp_comm_overlap)
-    for (const Collective& col : role.collectives) {
-      const int64_t l = MembersOnFirstNode(strategy, col, std::max(1, node.gpus));
-      const double s = static_cast<double>(col.buffer_bytes.count());
-      if (col.axis == Axis::kContext && col.state == State::kActivations) {
-        cp += CallSeconds(col.kind, col.group_size, l, s, links) * col.count;
-        continue;
-      }
-      if (!IsDataAxis(col.axis)) {
-        const double t = CallSeconds(col.kind, col.group_size, l, s, links) * col.count;
-        (col.axis == Axis::kTensor ? tp : col.axis == Axis::kPipeline ? pp : ep) += t;
-        if (col.axis == Axis::kTensor && mesh.tp > 1) {
-          tp_chunk += CallSeconds(col.kind, col.group_size, l, s / mesh.tp, links) * col.count;
-        }
-        continue;
-      }
-      // One occurrence of the collective runs as `calls` calls: per gather unit for gathered
-      // parameters, per gradient bucket otherwise (the last one shorter).
-      const bool per_unit =
-          col.count == 2 * plan.micro_batches || (col.state == State::kGrads && gathered_params);
-      const double calls =
-          per_unit ? static_cast<double>(std::max<int64_t>(1, units)) : std::ceil(s / bucket);
-      const double last = per_unit ? s / calls : s - (calls - 1) * bucket;
-      const double one = (calls - 1) * CallSeconds(col.kind, col.group_size, l, s / calls, links) +
-                         CallSeconds(col.kind, col.group_size, l, last, links);
-      const double last_call = CallSeconds(col.kind, col.group_size, l, last, links);
-      if (col.state == State::kParams && col.count == 2 * plan.micro_batches) {
-        gathers = true;  // S*: every unit before its forward and again before its backward
-        k_fwd += one;
-        k_bwd += one;
-        head = std::max(head, last_call);
-      } else if (col.state == State::kParams) {
-        k_after += one;  // updated replicated params, after the sharded optimizer step
-      } else if (col.count == plan.micro_batches && plan.micro_batches > 1) {
-        k_bwd += one;  // sharded gradients: every micro-batch's backward
-        tail = std::max(tail, last_call);
-      } else {
-        k_step += one * static_cast<double>(col.count);  // replicated: after the last one
-        tail = std::max(tail, last_call);
-      }
-    }
-    // Exposed: every micro-batch but the last hides its traffic under its own compute
-    // (gathers phase by phase, since a unit's compute waits for its gather); the last one's
-    // backward also carries the once-per-step syncs, of which the last call stays exposed.
-    double dp = k_after;
-    if (gathers) {
-      dp += head + m * std::max(0.0, k_fwd - c_fwd) + (m - 1) * std::max(0.0, k_bwd - c_bwd) +
-            std::max(tail, k_bwd + k_step - c_bwd);
-    } else {
-      dp += (m - 1) * std::max(0.0, k_bwd - c_fwd - c_bwd);
-      if (k_bwd + k_step > 0) dp += std::max(tail, k_bwd + k_step - c_bwd);
-    }
-    if (tp_comm_overlap && mesh.tp > 1) {
-      // Chunked blocks (see "overlap" in search.h): of every call one chunk stays exposed,
-      // the other tp - 1 hide under the chunked passes' compute; the attention block is not
-      // chunked under ring attention, nor the MLP block of a mixture of experts.
-      const double f = (mesh.cp == 1 ? 0.5 : 0.0) + (model.transformer.experts <= 1 ? 0.5 : 0.0);
-      const double hideable = m * (w.forward + w.backward + w.recompute);
-      const double chunked = tp_chunk + std::max(0.0, (mesh.tp - 1) * tp_chunk - hideable);
-      tp = (1 - f) * tp + f * chunked;
-      kernels += f * m * static_cast<double>(role.layers) * 2 * (mesh.tp - 1) *
-                 (plan.effective_recompute != Recompute::kNone ? 3 : 2);
-    }
-    double offload = 0;
-    const double pcie = node.pcie_bandwidth.bytes_per_second();
-    if (pcie > 0) offload += static_cast<double>(role.copy_bytes.count()) / pcie;
-    const double host_bw = node.host_memory_bandwidth.bytes_per_second() / std::max(1, node.gpus);
-    const Bytes offloaded = role.memory.offloaded_host + role.memory.offloaded_nvme;
-    if (host_bw > 0) offload += 2.0 * static_cast<double>(offloaded.count()) / host_bw;
-
-    StepEstimate e;
-    const double parts[kNumCostParts] = {m * (w.forward + w.backward),
-                                         m * w.recompute,
-                                         kernels * overhead,
-                                         optimizer,
-                                         t_bubble,
-                                         dp,
-                                         tp,
-                                         pp,
-                                         cp,
-                                         ep,
-                                         offload};
-    double total = 0;
-    for (int i = 0; i < kNumCostParts; ++i) {
-      e.parts[static_cast<size_t>(i)] = Seconds(parts[i]);
-      total += parts[i];
-    }
-    e.total = Seconds(total);
-    e.mfu = total > 0 && peak > 0 ? model_flops / (total * peak) : 0;
-    if (total > best_total) {
-      best_total = total;
-      best_role = e;
-    }
+    StepEstimate e = EstimateRole(in, role);
+    if (e.total > slowest.total) slowest = e;
   }
-  return best_role;
+  const Flops model_flops =
+      ModelFlopsPerIteration(model.transformer, training.global_batch, Recompute::kNone) /
+      static_cast<double>(strategy.mesh.world());
+  if (slowest.total > Duration::Zero() && in.peak > FlopRate::Zero()) {
+    slowest.mfu = (model_flops / in.peak) / slowest.total;
+  }
+  return slowest;
 }
 
 std::string DominantCostVsBest(const StepEstimate& row, const StepEstimate& best) {

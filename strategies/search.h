@@ -41,26 +41,27 @@
 // The estimate (per rank role; the slowest role is the step). It follows what the executor
 // (sim/executor/executor.h) does with the schedule of a step (strategies/schedule.h); for
 // data-parallel meshes it is tested against SimulateStep (within 15% on the shipped examples).
-//   roofline  an op of f FLOPs moving B bytes takes max(f / (peak · matmul_efficiency),
-//             B / (hbm_bandwidth · memory_efficiency)), peak of the precision's compute type
-//             (bf16 for bf16 and bf16-mixed, fp16, fp8); every kernel adds kernel_overhead.
-//   compute   per micro-batch of b sequences, on a role of l layers (l = L/pp), with
-//             F = (b s (A + M + X) + 4 b s² h)/(tp·cp) per layer pass (Narayanan et al. 2021
-//             eq. 3, its 24 h² = A + M from the model's shapes, X the MoE extra; model.h):
-//               forward         l ops of F, reading weights Ψ_l·2/tp + input, writing the kept
-//                               activations + output (ActivationBytesPerLayer);
-//               backward        2l ops of F (input: weights + full activations + output
-//                               gradient; weight: full activations, writing the gradient);
-//               recompute       l ops of F (full) or 4 b s² h/(tp·cp) (selective);
-//               embedding       a forward and a backward-weight op without FLOPs (first stage);
-//               output layer    3 ops of K/48·b s h V/(tp·cp), K = 96 with full recompute,
-//                               else 72 (last stage).
-//             Kernels per micro-batch: l + [1] forward, 2l (3l with recompute) + [1] + [2]
-//             backward; T_c = m (C_fwd + C_bwd) with C_fwd, C_bwd the roofline seconds plus
+//   roofline  an op of f FLOPs reading and writing B bytes, with E bytes of element-wise
+//             traffic, takes max(f / (peak · matmul_efficiency), B / (hbm_bandwidth ·
+//             memory_efficiency)) + E / (hbm_bandwidth · memory_efficiency), peak of the
+//             precision's compute type (bf16 for bf16 and bf16-mixed, fp16, fp8); every kernel
+//             adds kernel_overhead (the executor's compute model).
+//   compute   the ops of one micro-batch with the work the schedule gives them, from the one
+//             source both read (cost::PassCosts, strategies/cost/pass_costs.h: eq. 3 FLOPs
+//             over the model's shapes, MoE router and busiest-rank experts, ceil(s/cp) tokens
+//             per cp rank, tp/ep-local weights, Korthikanti activations, element-wise traffic).
+//             Per layer of the role's l: a forward, [a recompute], a backward-input pass (one
+//             op per block: the whole layer; attention and MLP under tp > 1; attention, router
+//             and experts for a mixture of experts; the attention core under selective
+//             recompute; under ring attention, cp > 1, the block holding attention runs as cp
+//             ops of 1/cp of its work) and a backward-weight op; the embedding's forward and
+//             backward-weight (first stage); the output layer's forward, backward-input and
+//             backward-weight (last stage). T_c = m (C_fwd + C_bwd) with C_fwd, C_bwd the roofline time plus
 //             kernels · kernel_overhead of one micro-batch's forward, backward (+ recompute).
-//   optimizer the GPU step over the role's Ω shard of ω = optimizer bytes / bytes per element:
-//             roofline of (12 or 4 or 16)·ω FLOPs and ω (G + 2Ω + Θ) bytes per element read and
-//             written (memory-bound), one kernel; none when Ω is offloaded (see offload).
+//   optimizer the GPU step over the role's Ω shard of ω = optimizer bytes / bytes per element
+//             (cost::PassCosts::OptimizerStep): roofline of (12 or 4 or 16)·ω FLOPs and
+//             ω (G + 2Ω + Θ) bytes read and written (memory-bound), one kernel; none when Ω is
+//             offloaded (see offload).
 //   bubble    T_c·β with β = (p−1)/m (1F1B, GPipe) or (p−1)/(v·m) (interleaved): the plan's
 //             bubble_fraction. This is the usual 1/(1 − b) scaling with b = (p−1)/(m+p−1),
 //             the idle fraction of the step: 1/(1 − b) = 1 + (p−1)/m.
@@ -110,9 +111,8 @@
 //   total     compute + recompute + kernel overhead + optimizer + bubble + exposed dp + tp +
 //             pp + cp + ep + offload.
 //   MFU       model FLOPs (72 coefficient, no recompute) / world / (total · peak).
-// Not modelled: contention between replicas on shared links, the simulator's collective
-// algorithm choice (tree for small cross-node all-reduces), and model-parallel kernels beyond
-// the schedule's three (four with recompute) per layer and pass.
+// Not modelled: contention between replicas on shared links, and the simulator's collective
+// algorithm choice (tree for small cross-node all-reduces).
 // Ties are broken by a fixed preference: ddp, zero1, zero2, zero3, fsdp-hybrid, zero-offload;
 // larger micro-batches; recompute none, selective, full.
 //
@@ -300,6 +300,7 @@ StatusOr<SearchResult> ScreenCandidates(const ModelSpec& model, const TrainingSp
 
 // The analytic estimate of one candidate from its plan (exposed for tests and reports);
 // `tp_comm_overlap` charges tensor-parallel traffic as chunked blocks (see "overlap").
+// REQUIRES: the model has an architecture; the GPU has a peak rate for the precision.
 StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                           const StrategySpec& strategy, const topology::ClusterSpec& cluster,
                           const Plan& plan, Bytes gradient_bucket, bool tp_comm_overlap = false);

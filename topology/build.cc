@@ -147,19 +147,24 @@ int SpineCount(int64_t leaves, int64_t u, int64_t radix) {
   return static_cast<int>(u);
 }
 
-// Validates the fabric fields and the cluster size; fills `plan` when they are valid.
-void PlanFabric(const ClusterSpec& spec, ErrorList& errors, FabricPlan* plan) {
+// A leaf switch's ports: `down` to NICs, `up` to spines (zero unless the fabric has two
+// levels and its fields are valid).
+struct LeafPorts {
+  int64_t down = 0;
+  int64_t up = 0;
+};
+
+// Validates the cluster size and the fabric fields; returns the leaves' port split.
+LeafPorts ValidateFabricFields(const ClusterSpec& spec, ErrorList& errors) {
   const NodeSpec& n = spec.node;
   const FabricSpec& f = spec.fabric;
   const size_t errors_before = errors.size();
-
   CheckIntRange(errors, "cluster.nodes", spec.nodes, 1, kMaxNodes);
   if (errors.size() == errors_before && n.gpus >= 1 && int64_t{spec.nodes} * n.gpus > kMaxGpus) {
     errors.Add("cluster.nodes", std::to_string(spec.nodes),
                fmt::format("{} nodes x {} GPUs = {} GPUs; placesim simulates at most {} GPUs",
                            spec.nodes, n.gpus, int64_t{spec.nodes} * n.gpus, kMaxGpus));
   }
-  const bool multi_level = f.kind == FabricKind::kFatTree || f.kind == FabricKind::kRailOptimized;
   if (f.kind == FabricKind::kSingleNode && spec.nodes > 1) {
     errors.Add("cluster.fabric.kind", FabricKindName(f.kind),
                fmt::format("a single-node fabric needs nodes == 1 (got {}); use fat_tree, "
@@ -170,29 +175,88 @@ void PlanFabric(const ClusterSpec& spec, ErrorList& errors, FabricPlan* plan) {
     errors.Add("cluster.node.nics", std::to_string(n.nics),
                "must be >= 1 when nodes > 1 (the nodes need a scale-out network)");
   }
-  int64_t d = 0, u = 0;
-  if (multi_level) {
-    CheckIntRange(errors, "cluster.fabric.switch_radix", f.switch_radix, 2, 65'536);
-    CheckBandwidth(errors, "cluster.fabric.link_bandwidth", f.link_bandwidth, true);
-    CheckLatency(errors, "cluster.fabric.switch_latency", f.switch_latency);
-    const double o = f.oversubscription;
-    if (!Finite(o) || o <= 0) {
+  LeafPorts ports;
+  if (f.kind != FabricKind::kFatTree && f.kind != FabricKind::kRailOptimized) return ports;
+  CheckIntRange(errors, "cluster.fabric.switch_radix", f.switch_radix, 2, 65'536);
+  CheckBandwidth(errors, "cluster.fabric.link_bandwidth", f.link_bandwidth, true);
+  CheckLatency(errors, "cluster.fabric.switch_latency", f.switch_latency);
+  const double o = f.oversubscription;
+  if (!Finite(o) || o <= 0) {
+    errors.Add("cluster.fabric.oversubscription", fmt::format("{}", o),
+               "must be > 0 (1 = non-blocking, 2 = 2:1 down:up)");
+  } else if (f.switch_radix >= 2 && f.switch_radix <= 65'536) {
+    // The epsilon keeps exact ratios such as 64 * 3 / 4 = 48 from flooring to 47.
+    ports.down = static_cast<int64_t>(std::floor(f.switch_radix * o / (o + 1) + 1e-9));
+    ports.up = f.switch_radix - ports.down;
+    if (ports.down < 1 || ports.up < 1) {
       errors.Add("cluster.fabric.oversubscription", fmt::format("{}", o),
-                 "must be > 0 (1 = non-blocking, 2 = 2:1 down:up)");
-    } else if (f.switch_radix >= 2 && f.switch_radix <= 65'536) {
-      // The epsilon keeps exact ratios such as 64 * 3 / 4 = 48 from flooring to 47.
-      d = static_cast<int64_t>(std::floor(f.switch_radix * o / (o + 1) + 1e-9));
-      u = f.switch_radix - d;
-      if (d < 1 || u < 1) {
-        errors.Add("cluster.fabric.oversubscription", fmt::format("{}", o),
-                   fmt::format("gives radix-{} leaves {} down and {} up ports; both must be >= 1",
-                               f.switch_radix, d, u));
-      }
+                 fmt::format("gives radix-{} leaves {} down and {} up ports; both must be >= 1",
+                             f.switch_radix, ports.down, ports.up));
     }
   }
+  return ports;
+}
+
+// The leaves and spines of a two-level fabric (fat-tree or rail-optimized) over the spec's
+// nodes; false, with an error, when they do not fit radix-port switches.
+bool ShapeTwoLevelFabric(const ClusterSpec& spec, LeafPorts ports, ErrorList& errors,
+                         FabricShape* shape) {
+  const NodeSpec& n = spec.node;
+  const FabricSpec& f = spec.fabric;
+  const int64_t nodes = spec.nodes;
+  const int64_t radix = f.switch_radix;
+  const int64_t d = ports.down;
+  int64_t leaves = 0;
+  if (f.kind == FabricKind::kFatTree) {
+    const int64_t nic_ports = nodes * n.nics;
+    leaves = (nic_ports + d - 1) / d;
+    if (leaves > radix) {
+      errors.Add(
+          "cluster.nodes", std::to_string(nodes),
+          fmt::format("{} nodes x {} NICs = {} NIC ports, but a two-level fat-tree of "
+                      "radix-{} switches with {} down ports per leaf (oversubscription "
+                      "{}) connects at most {} NIC ports ({} leaves x {}); raise "
+                      "cluster.fabric.switch_radix or oversubscription, or use fewer "
+                      "nodes",
+                      nodes, n.nics, nic_ports, radix, d, f.oversubscription, radix * d, radix, d));
+      return false;
+    }
+  } else {
+    const int64_t per_rail = (nodes + d - 1) / d;
+    leaves = n.nics * per_rail;
+    if (leaves > radix) {
+      errors.Add("cluster.nodes", std::to_string(nodes),
+                 fmt::format("a rail-optimized two-level fabric of radix-{} switches has at "
+                             "most {} leaves, but {} rails x {} leaves per rail ({} down ports "
+                             "each) = {}; at most {} nodes fit; raise "
+                             "cluster.fabric.switch_radix or oversubscription, or use fewer "
+                             "nodes",
+                             radix, radix, n.nics, per_rail, d, leaves, (radix / n.nics) * d));
+      return false;
+    }
+    shape->rails = n.nics;
+    shape->leaves_per_rail = static_cast<int>(per_rail);
+  }
+  shape->leaves = static_cast<int>(leaves);
+  shape->down_ports_per_leaf = static_cast<int>(d);
+  if (leaves > 1) {
+    shape->up_ports_per_leaf = static_cast<int>(ports.up);
+    shape->spines = SpineCount(leaves, ports.up, radix);
+    shape->links_per_leaf_spine = static_cast<int>(ports.up / shape->spines);
+  }
+  return true;
+}
+
+// Validates the fabric fields and the cluster size; fills `plan` when they are valid.
+void PlanFabric(const ClusterSpec& spec, ErrorList& errors, FabricPlan* plan) {
+  const NodeSpec& n = spec.node;
+  const size_t errors_before = errors.size();
+  const LeafPorts ports = ValidateFabricFields(spec, errors);
   if (errors.size() != errors_before || n.gpus < 1 || n.nics < 0 || n.pcie_switches < 1) return;
 
   // Per-node counts; all products in int64 (each factor is already bounded above).
+  const bool multi_level =
+      spec.fabric.kind == FabricKind::kFatTree || spec.fabric.kind == FabricKind::kRailOptimized;
   const int64_t nodes = spec.nodes;
   const bool plane = n.nvlink_bandwidth.bytes_per_second() > 0 && n.gpus >= 2;
   const bool has_nvme = n.nvme_capacity > Bytes::Zero();
@@ -201,47 +265,7 @@ void PlanFabric(const ClusterSpec& spec, ErrorList& errors, FabricPlan* plan) {
   const int64_t node_cables = (plane ? n.gpus : 0) + n.gpus + n.nics + n.pcie_switches +
                               (has_nvme ? 1 : 0) + (multi_level ? n.nics : 0);
   FabricShape shape;
-  if (multi_level) {
-    const int64_t radix = f.switch_radix;
-    int64_t leaves = 0;
-    if (f.kind == FabricKind::kFatTree) {
-      const int64_t ports = nodes * n.nics;
-      leaves = (ports + d - 1) / d;
-      if (leaves > radix) {
-        errors.Add(
-            "cluster.nodes", std::to_string(nodes),
-            fmt::format("{} nodes x {} NICs = {} NIC ports, but a two-level fat-tree of "
-                        "radix-{} switches with {} down ports per leaf (oversubscription "
-                        "{}) connects at most {} NIC ports ({} leaves x {}); raise "
-                        "cluster.fabric.switch_radix or oversubscription, or use fewer "
-                        "nodes",
-                        nodes, n.nics, ports, radix, d, f.oversubscription, radix * d, radix, d));
-        return;
-      }
-    } else {
-      const int64_t per_rail = (nodes + d - 1) / d;
-      leaves = n.nics * per_rail;
-      if (leaves > radix) {
-        errors.Add("cluster.nodes", std::to_string(nodes),
-                   fmt::format("a rail-optimized two-level fabric of radix-{} switches has at "
-                               "most {} leaves, but {} rails x {} leaves per rail ({} down ports "
-                               "each) = {}; at most {} nodes fit; raise "
-                               "cluster.fabric.switch_radix or oversubscription, or use fewer "
-                               "nodes",
-                               radix, radix, n.nics, per_rail, d, leaves, (radix / n.nics) * d));
-        return;
-      }
-      shape.rails = n.nics;
-      shape.leaves_per_rail = static_cast<int>(per_rail);
-    }
-    shape.leaves = static_cast<int>(leaves);
-    shape.down_ports_per_leaf = static_cast<int>(d);
-    if (leaves > 1) {
-      shape.up_ports_per_leaf = static_cast<int>(u);
-      shape.spines = SpineCount(leaves, u, radix);
-      shape.links_per_leaf_spine = static_cast<int>(u / shape.spines);
-    }
-  }
+  if (multi_level && !ShapeTwoLevelFabric(spec, ports, errors, &shape)) return;
   plan->shape = shape;
   plan->vertices = nodes * node_vertices + shape.leaves + shape.spines;
   plan->links = 2 * (nodes * node_cables + int64_t{shape.leaves} * shape.up_ports_per_leaf);
@@ -421,9 +445,8 @@ StatusOr<Cluster> BuildGenerated(const ClusterSpec& spec) {
   return internal::ClusterAccess::Make(std::move(data));
 }
 
-StatusOr<Cluster> BuildExplicit(const ClusterSpec& spec) {
-  ErrorList errors;
-  // Size limits first, from the list lengths alone.
+// Size limits of an explicit graph, from the list lengths alone.
+void CheckExplicitSize(const ClusterSpec& spec, ErrorList& errors) {
   if (static_cast<int64_t>(spec.vertices.size()) > kMaxVertices) {
     errors.Add("cluster.vertices", fmt::format("{} vertices", spec.vertices.size()),
                fmt::format("at most {} are allowed", kMaxVertices));
@@ -434,13 +457,21 @@ StatusOr<Cluster> BuildExplicit(const ClusterSpec& spec) {
     errors.Add("cluster.links", fmt::format("{} directed links", directed),
                fmt::format("at most {} are allowed", kMaxLinks));
   }
-  if (!errors.empty()) return errors.ToStatus();
-  ValidateDevice(spec.node.gpu, errors);
+}
 
-  std::unordered_map<std::string, size_t> index;  // name -> position in spec.vertices
+// The vertices of an explicit graph by name, and the highest node number they name.
+struct ExplicitIndex {
+  std::unordered_map<std::string, size_t> position;  // name -> position in spec.vertices
+  int max_node = -1;
+};
+
+// Validates the vertices: unique names, node numbers in range, at most one host memory and
+// one NVMe per node, a host memory wherever there are GPUs, and a bounded GPU count.
+ExplicitIndex ValidateExplicitVertices(const ClusterSpec& spec, ErrorList& errors) {
+  ExplicitIndex ex;
+  std::unordered_map<std::string, size_t>& index = ex.position;
   index.reserve(spec.vertices.size());
   std::unordered_map<int, size_t> host_of_node, nvme_of_node;
-  int max_node = -1;
   int64_t gpus = 0;
   for (size_t i = 0; i < spec.vertices.size(); ++i) {
     const ExplicitVertex& v = spec.vertices[i];
@@ -458,7 +489,7 @@ StatusOr<Cluster> BuildExplicit(const ClusterSpec& spec) {
                  fmt::format("must be between 0 and {}", kMaxNodes - 1));
       continue;
     }
-    max_node = std::max(max_node, v.node);
+    ex.max_node = std::max(ex.max_node, v.node);
     if (v.kind == VertexKind::kGpu) ++gpus;
     auto* table = v.kind == VertexKind::kHostMemory ? &host_of_node
                   : v.kind == VertexKind::kNvme     ? &nvme_of_node
@@ -487,6 +518,14 @@ StatusOr<Cluster> BuildExplicit(const ClusterSpec& spec) {
           fmt::format("node {} has no host_memory vertex; every node with GPUs needs one", v.node));
     }
   }
+  return ex;
+}
+
+// Validates the links: both ends name vertices, they differ, and bandwidth and latency are
+// sound.
+void ValidateExplicitLinks(const ClusterSpec& spec,
+                           const std::unordered_map<std::string, size_t>& index,
+                           ErrorList& errors) {
   const auto valid_names = [&] {
     std::vector<std::string> names;
     for (size_t i = 0; i < spec.vertices.size() && names.size() < 8; ++i) {
@@ -511,8 +550,12 @@ StatusOr<Cluster> BuildExplicit(const ClusterSpec& spec) {
     CheckBandwidth(errors, p + ".bandwidth", l.bandwidth, /*zero_ok=*/false);
     CheckLatency(errors, p + ".latency", l.latency);
   }
-  if (!errors.empty()) return errors.ToStatus();
+}
 
+// The graph of a validated explicit spec, GPUs numbered within their node in list order.
+std::unique_ptr<ClusterData> MakeExplicitGraph(const ClusterSpec& spec, const ExplicitIndex& ex) {
+  const int max_node = ex.max_node;
+  const std::unordered_map<std::string, size_t>& index = ex.position;
   auto data = std::make_unique<ClusterData>();
   data->spec = spec;
   data->InitNodes(max_node + 1);
@@ -540,6 +583,18 @@ StatusOr<Cluster> BuildExplicit(const ClusterSpec& spec) {
     }
   }
   data->Finalize();
+  return data;
+}
+
+StatusOr<Cluster> BuildExplicit(const ClusterSpec& spec) {
+  ErrorList errors;
+  CheckExplicitSize(spec, errors);
+  if (!errors.empty()) return errors.ToStatus();
+  ValidateDevice(spec.node.gpu, errors);
+  const ExplicitIndex ex = ValidateExplicitVertices(spec, errors);
+  ValidateExplicitLinks(spec, ex.position, errors);
+  if (!errors.empty()) return errors.ToStatus();
+  std::unique_ptr<ClusterData> data = MakeExplicitGraph(spec, ex);
   CheckReachability(*data, "cluster.links", errors);
   if (!errors.empty()) return errors.ToStatus();
   return internal::ClusterAccess::Make(std::move(data));

@@ -149,18 +149,18 @@ std::vector<DeviceSpec> MakeDevices() {
   return d;
 }
 
-std::vector<NodeSpec> MakeNodes() {
-  const auto device = [](std::string_view name) {
-    const DeviceSpec* d = FindDevicePreset(name);
-    PLACESIM_CHECK(d != nullptr);
-    return *d;
-  };
-  // Per-drive sequential read of a PCIe Gen4 U.2/E1.S enterprise NVMe drive (e.g. the
-  // 3.84 TB class used in DGX systems): about 6.5 GB/s. Aggregate = drives x 6.5 GB/s.
-  constexpr double kNvmeDriveGBps = 6.5;
+// Per-drive sequential read of a PCIe Gen4 U.2/E1.S enterprise NVMe drive (e.g. the
+// 3.84 TB class used in DGX systems): about 6.5 GB/s. Aggregate = drives x 6.5 GB/s.
+constexpr double kNvmeDriveGBps = 6.5;
 
-  std::vector<NodeSpec> n;
+// A GPU preset by name. REQUIRES: it exists (node presets name only built-in GPUs).
+DeviceSpec PresetDevice(std::string_view name) {
+  const DeviceSpec* d = FindDevicePreset(name);
+  PLACESIM_CHECK(d != nullptr);
+  return *d;
+}
 
+NodeSpec DgxA100() {
   // NVIDIA DGX A100 datasheet and DGX A100 User Guide (640 GB system): 8x A100 80GB; 6
   // NVSwitches, 600 GB/s bidirectional NVLink per GPU (300 GB/s per direction); 8
   // single-port ConnectX-6 200 Gb/s HDR InfiniBand NICs for compute (the storage NICs are
@@ -168,27 +168,30 @@ std::vector<NodeSpec> MakeNodes() {
   // EPYC 7742 (64 cores, 2.25 GHz base); 30 TB internal NVMe (8x 3.84 TB U.2).
   //   host memory bandwidth: 2 sockets x 8 channels x DDR4-3200 (25.6 GB/s) = 409.6 GB/s
   //   host FLOP/s: 128 cores x 32 fp32 FLOP/cycle (2x 256-bit FMA) x 2.25 GHz = 9.216 TF
-  n.push_back({.name = "DGX-A100",
-               .description = "NVIDIA DGX A100 640GB: 8x A100-SXM-80GB, NVSwitch, 8x HDR 200G",
-               .source = "NVIDIA DGX A100 datasheet; NVIDIA DGX A100 User Guide (hardware "
-                         "overview)",
-               .gpu = device("A100-SXM-80GB"),
-               .gpus = 8,
-               .nvlink_bandwidth = GBps(300),
-               .nvlink_latency = Microseconds(0.5),
-               .nvswitches = 6,
-               .pcie_switches = 4,
-               .pcie_bandwidth = GBps(32),
-               .pcie_latency = Microseconds(0.5),
-               .host_memory = TB(2),
-               .host_memory_bandwidth = GBps(409.6),
-               .host_flops = TeraFlopRate(9.216),
-               .nvme_capacity = TB(8 * 3.84),
-               .nvme_bandwidth = GBps(8 * kNvmeDriveGBps),
-               .nics = 8,
-               .nic_bandwidth = Gbps(200),
-               .nic_latency = Microseconds(2)});
+  return {.name = "DGX-A100",
+          .description = "NVIDIA DGX A100 640GB: 8x A100-SXM-80GB, NVSwitch, 8x HDR 200G",
+          .source =
+              "NVIDIA DGX A100 datasheet; NVIDIA DGX A100 User Guide (hardware "
+              "overview)",
+          .gpu = PresetDevice("A100-SXM-80GB"),
+          .gpus = 8,
+          .nvlink_bandwidth = GBps(300),
+          .nvlink_latency = Microseconds(0.5),
+          .nvswitches = 6,
+          .pcie_switches = 4,
+          .pcie_bandwidth = GBps(32),
+          .pcie_latency = Microseconds(0.5),
+          .host_memory = TB(2),
+          .host_memory_bandwidth = GBps(409.6),
+          .host_flops = TeraFlopRate(9.216),
+          .nvme_capacity = TB(8 * 3.84),
+          .nvme_bandwidth = GBps(8 * kNvmeDriveGBps),
+          .nics = 8,
+          .nic_bandwidth = Gbps(200),
+          .nic_latency = Microseconds(2)};
+}
 
+NodeSpec DgxH100() {
   // NVIDIA DGX H100 datasheet and DGX H100 User Guide: 8x H100 80GB; 4 NVSwitches, 900 GB/s
   // bidirectional NVLink per GPU (450 GB/s per direction); 8 single-port ConnectX-7
   // 400 Gb/s NICs (compute fabric); PCIe Gen5 (64 GB/s per direction per x16); 2 TB DDR5;
@@ -198,39 +201,42 @@ std::vector<NodeSpec> MakeNodes() {
   // GPU i's only nearby NIC is NIC i (rail i).
   //   host memory bandwidth: 2 sockets x 8 channels x DDR5-4800 (38.4 GB/s) = 614.4 GB/s
   //   host FLOP/s: 112 cores x 64 fp32 FLOP/cycle (2x 512-bit FMA) x 2.0 GHz = 14.336 TF
-  NodeSpec dgx_h100{.name = "DGX-H100",
-                    .description = "NVIDIA DGX H100: 8x H100-SXM-80GB, NVSwitch, 8x NDR 400G",
-                    .source =
-                        "NVIDIA DGX H100 datasheet; NVIDIA DGX H100/H200 User Guide "
-                        "(hardware overview)",
-                    .gpu = device("H100-SXM-80GB"),
-                    .gpus = 8,
-                    .nvlink_bandwidth = GBps(450),
-                    .nvlink_latency = Microseconds(0.5),
-                    .nvswitches = 4,
-                    .pcie_switches = 8,
-                    .pcie_bandwidth = GBps(64),
-                    .pcie_latency = Microseconds(0.5),
-                    .host_memory = TB(2),
-                    .host_memory_bandwidth = GBps(614.4),
-                    .host_flops = TeraFlopRate(14.336),
-                    .nvme_capacity = TB(8 * 3.84),
-                    .nvme_bandwidth = GBps(8 * kNvmeDriveGBps),
-                    .nics = 8,
-                    .nic_bandwidth = Gbps(400),
-                    .nic_latency = Microseconds(2)};
-  n.push_back(dgx_h100);
+  return {.name = "DGX-H100",
+          .description = "NVIDIA DGX H100: 8x H100-SXM-80GB, NVSwitch, 8x NDR 400G",
+          .source =
+              "NVIDIA DGX H100 datasheet; NVIDIA DGX H100/H200 User Guide "
+              "(hardware overview)",
+          .gpu = PresetDevice("H100-SXM-80GB"),
+          .gpus = 8,
+          .nvlink_bandwidth = GBps(450),
+          .nvlink_latency = Microseconds(0.5),
+          .nvswitches = 4,
+          .pcie_switches = 8,
+          .pcie_bandwidth = GBps(64),
+          .pcie_latency = Microseconds(0.5),
+          .host_memory = TB(2),
+          .host_memory_bandwidth = GBps(614.4),
+          .host_flops = TeraFlopRate(14.336),
+          .nvme_capacity = TB(8 * 3.84),
+          .nvme_bandwidth = GBps(8 * kNvmeDriveGBps),
+          .nics = 8,
+          .nic_bandwidth = Gbps(400),
+          .nic_latency = Microseconds(2)};
+}
 
+NodeSpec HgxH200() {
   // An HGX H200 8-GPU server. NVIDIA's reference host is the DGX H200 (DGX H200 datasheet):
   // the DGX H100 chassis, CPUs, 2 TB memory, NICs and drives with 8x H200 141GB on the same
   // 900 GB/s NVLink/NVSwitch baseboard, so every non-GPU figure is DGX H100's.
-  NodeSpec hgx_h200 = dgx_h100;
+  NodeSpec hgx_h200 = DgxH100();
   hgx_h200.name = "HGX-H200";
   hgx_h200.description = "8x H200-SXM-141GB on an HGX baseboard, DGX H200 host configuration";
   hgx_h200.source = "NVIDIA DGX H200 datasheet; NVIDIA DGX H100/H200 User Guide";
-  hgx_h200.gpu = device("H200-SXM-141GB");
-  n.push_back(hgx_h200);
+  hgx_h200.gpu = PresetDevice("H200-SXM-141GB");
+  return hgx_h200;
+}
 
+NodeSpec Gb200Nvl72() {
   // NVIDIA GB200 NVL72 specifications: one NVLink domain of 72 Blackwell GPUs and 36 Grace
   // CPUs (18 compute trays of 2 GB200 superchips); fifth-generation NVLink at 1.8 TB/s
   // bidirectional per GPU (900 GB/s per direction) through 18 NVLink switch chips (9
@@ -243,29 +249,32 @@ std::vector<NodeSpec> MakeNodes() {
   //   fp32 SIMD lanes are twice as many, so 14.2 TF fp32 per 144 cores = 7.1 TF per 72-core
   //   Grace, x 36 = 255.6 TF.
   //   NVMe: assumed 4x 3.84 TB E1.S per compute tray (18 trays), 6.5 GB/s each.
-  n.push_back({.name = "GB200-NVL72",
-               .description = "NVIDIA GB200 NVL72 rack: 72 Blackwell GPUs in one NVLink "
-                              "domain, 36 Grace CPUs, 72x 400G",
-               .source = "NVIDIA GB200 NVL72 specifications; NVIDIA Grace CPU Superchip "
-                         "datasheet (CPU rate)",
-               .gpu = device("B200-NVL72"),
-               .gpus = 72,
-               .nvlink_bandwidth = GBps(900),
-               .nvlink_latency = Microseconds(0.5),
-               .nvswitches = 18,
-               .pcie_switches = 36,
-               .pcie_bandwidth = GBps(450),
-               .pcie_latency = Microseconds(0.5),
-               .host_memory = GB(36 * 480),
-               .host_memory_bandwidth = GBps(36 * 512),
-               .host_flops = TeraFlopRate(36 * 7.1),
-               .nvme_capacity = TB(18 * 4 * 3.84),
-               .nvme_bandwidth = GBps(18 * 4 * kNvmeDriveGBps),
-               .nics = 72,
-               .nic_bandwidth = Gbps(400),
-               .nic_latency = Microseconds(2)});
-  return n;
+  return {.name = "GB200-NVL72",
+          .description =
+              "NVIDIA GB200 NVL72 rack: 72 Blackwell GPUs in one NVLink "
+              "domain, 36 Grace CPUs, 72x 400G",
+          .source =
+              "NVIDIA GB200 NVL72 specifications; NVIDIA Grace CPU Superchip "
+              "datasheet (CPU rate)",
+          .gpu = PresetDevice("B200-NVL72"),
+          .gpus = 72,
+          .nvlink_bandwidth = GBps(900),
+          .nvlink_latency = Microseconds(0.5),
+          .nvswitches = 18,
+          .pcie_switches = 36,
+          .pcie_bandwidth = GBps(450),
+          .pcie_latency = Microseconds(0.5),
+          .host_memory = GB(36 * 480),
+          .host_memory_bandwidth = GBps(36 * 512),
+          .host_flops = TeraFlopRate(36 * 7.1),
+          .nvme_capacity = TB(18 * 4 * 3.84),
+          .nvme_bandwidth = GBps(18 * 4 * kNvmeDriveGBps),
+          .nics = 72,
+          .nic_bandwidth = Gbps(400),
+          .nic_latency = Microseconds(2)};
 }
+
+std::vector<NodeSpec> MakeNodes() { return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72()}; }
 
 template <typename T>
 const T* FindByName(const std::vector<T>& items, std::string_view name) {

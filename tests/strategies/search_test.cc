@@ -14,6 +14,7 @@
 
 #include "strategies/analyzer.h"
 #include "strategies/presets.h"
+#include "strategies/schedule.h"
 #include "topology/presets.h"
 
 namespace placesim::strategies {
@@ -381,6 +382,81 @@ TEST(ExhaustiveSpace, CandidateKnobsReachTheTrainingAndTheEstimate) {
   EXPECT_GT(plain, Duration::Zero());
   EXPECT_LT(chunked * 4, plain);
   EXPECT_GT(chunked * 8, plain);
+}
+
+// The estimate's compute is the schedule's: every compute op the schedule emits for the step's
+// forward, backward-input and backward-weight passes (the compute part) and its recompute
+// passes (the recompute part), each at the executor's roofline max(FLOPs / (peak x
+// matmul_efficiency), (read + written) / (HBM x memory_efficiency)) + element-wise bytes / (HBM
+// x memory_efficiency). Both read one source of per-op work (cost::PassCosts), so the sums
+// agree to the picosecond, and the estimate launches as many kernels: dense layers whole and
+// split in tp blocks, sequence parallelism, both recompute policies, ring attention over cp 2,
+// and a mixture of experts under ep.
+TEST(EstimateStep, ChargesTheComputeOpsTheScheduleEmits) {
+  struct Case {
+    const char* model;  // "" = the small GPT
+    Candidate candidate;
+  };
+  const auto candidate = [](int dp, int tp, int cp, int ep, const char* preset, Recompute r,
+                            bool sp) {
+    Candidate c;
+    c.mesh = topology::MeshShape{dp, tp, 1, cp, ep};
+    c.preset = preset;
+    c.micro_batch = 2;
+    c.recompute = r;
+    c.sequence_parallel = sp;
+    return c;
+  };
+  const Case cases[] = {
+      {"", candidate(8, 1, 1, 1, "zero3", Recompute::kNone, false)},
+      {"", candidate(4, 2, 1, 1, "zero1", Recompute::kSelective, true)},
+      {"", candidate(4, 2, 1, 1, "ddp", Recompute::kFull, false)},
+      {"", candidate(2, 2, 2, 1, "zero2", Recompute::kFull, true)},
+      {"mixtral-8x7b", candidate(8, 1, 1, 8, "ddp", Recompute::kNone, false)},
+  };
+  for (const Case& k : cases) {
+    Workload s = SmallGptOnOneNode();
+    if (*k.model != '\0') {
+      s.model = *FindModelPreset(k.model);
+      s.training.global_batch = 16;
+    }
+    const std::string label = CandidateLabel(k.candidate);
+    StatusOr<StrategySpec> strategy = CandidateStrategy(k.candidate, s.cluster);
+    ASSERT_TRUE(strategy.ok()) << label;
+    const TrainingSpec training = CandidateTraining(k.candidate, s.training);
+    ASSERT_EQ(training.precision, Precision::kBf16Mixed);
+    StatusOr<Plan> plan = Analyze(s.model, training, *strategy, s.cluster);
+    ASSERT_TRUE(plan.ok()) << label;
+    StatusOr<std::vector<Schedule>> schedules =
+        BuildSchedules(s.model, training, *strategy, s.cluster);
+    ASSERT_TRUE(schedules.ok()) << label << ": " << schedules.status().message();
+    ASSERT_EQ(schedules->size(), 1u) << label;  // pp 1: one stage
+
+    const topology::DeviceSpec& gpu = s.cluster.node.gpu;
+    const FlopRate flop_rate = gpu.Peak(topology::DataType::kBf16) * gpu.matmul_efficiency;
+    const Bandwidth hbm = gpu.hbm_bandwidth * gpu.memory_efficiency;
+    Duration compute, recompute;
+    int64_t kernels = 0;
+    for (const Op& op : schedules->front().ops) {
+      if (op.kind != OpKind::kCompute) continue;
+      ++kernels;
+      const Duration t = std::max(op.flops / flop_rate, (op.bytes_read + op.bytes_written) / hbm) +
+                         op.elementwise_bytes / hbm;
+      if (op.phase == Phase::kRecompute) {
+        recompute += t;
+      } else if (op.phase != Phase::kOptimizer) {
+        compute += t;
+      }
+    }
+    const StepEstimate e = EstimateStep(s.model, training, *strategy, s.cluster, *plan, MiB(25));
+    EXPECT_GT(compute, Duration::Zero()) << label;
+    EXPECT_EQ(e.parts[static_cast<size_t>(CostPart::kCompute)], compute) << label;
+    EXPECT_EQ(e.parts[static_cast<size_t>(CostPart::kRecompute)], recompute) << label;
+    // One kernel overhead per compute op, the optimizer step's included.
+    EXPECT_EQ(e.parts[static_cast<size_t>(CostPart::kKernelOverhead)],
+              gpu.kernel_overhead * kernels)
+        << label;
+  }
 }
 
 TEST(Search, RefusesABareParameterCount) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,8 @@ using topology::Axis;
 constexpr std::string_view kUnset = "(unset)";
 // Quantity strings longer than this are refused before parsing, which keeps messages short.
 constexpr size_t kMaxQuantityChars = 64;
+// The most ranks a mesh may have: every GPU of the largest cluster.
+constexpr int64_t kMaxWorld = int64_t{kMaxNodes} * kMaxGpusPerNode;
 
 // A user string as shown in messages: quoted, and cut short when long.
 std::string Quote(std::string_view s) {
@@ -109,6 +112,80 @@ void NoteOverrides(std::string* description, const std::string& fields) {
   if (fields.empty()) return;
   if (!description->empty()) *description += "; ";
   *description += "overridden: " + fields;
+}
+
+// The topology kind of a document vertex kind; nullopt when unset or unknown.
+std::optional<topology::VertexKind> VertexKindOf(pb::VertexKind kind) {
+  switch (kind) {
+    case pb::VERTEX_KIND_GPU:
+      return topology::VertexKind::kGpu;
+    case pb::VERTEX_KIND_NVSWITCH:
+      return topology::VertexKind::kNvSwitch;
+    case pb::VERTEX_KIND_PCIE_SWITCH:
+      return topology::VertexKind::kPcieSwitch;
+    case pb::VERTEX_KIND_NIC:
+      return topology::VertexKind::kNic;
+    case pb::VERTEX_KIND_HOST_MEMORY:
+      return topology::VertexKind::kHostMemory;
+    case pb::VERTEX_KIND_NVME:
+      return topology::VertexKind::kNvme;
+    case pb::VERTEX_KIND_SWITCH:
+      return topology::VertexKind::kSwitch;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The topology kind of a document link kind; unset and network kinds read as a network link.
+topology::LinkKind LinkKindOf(pb::LinkKind kind) {
+  switch (kind) {
+    case pb::LINK_KIND_NVLINK:
+      return topology::LinkKind::kNvlink;
+    case pb::LINK_KIND_PCIE:
+      return topology::LinkKind::kPcie;
+    case pb::LINK_KIND_FABRIC:
+      return topology::LinkKind::kFabric;
+    case pb::LINK_KIND_MEMORY:
+      return topology::LinkKind::kMemory;
+    default:
+      return topology::LinkKind::kNetwork;
+  }
+}
+
+// The mesh axis a document axis names; nullopt when unset.
+std::optional<Axis> AxisOf(pb::Axis axis) {
+  switch (axis) {
+    case pb::AXIS_DP:
+      return Axis::kData;
+    case pb::AXIS_TP:
+      return Axis::kTensor;
+    case pb::AXIS_PP:
+      return Axis::kPipeline;
+    case pb::AXIS_CP:
+      return Axis::kContext;
+    case pb::AXIS_EP:
+      return Axis::kExpert;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The placement mode a document mode names; nullopt when unset.
+std::optional<strategies::Mode> ModeOf(pb::Mode mode) {
+  switch (mode) {
+    case pb::MODE_REPLICATED:
+      return strategies::Mode::kReplicated;
+    case pb::MODE_SHARDED:
+      return strategies::Mode::kSharded;
+    case pb::MODE_SHARDED_GATHER:
+      return strategies::Mode::kShardedGather;
+    case pb::MODE_MATERIALIZED:
+      return strategies::Mode::kMaterialized;
+    case pb::MODE_OFFLOADED:
+      return strategies::Mode::kOffloaded;
+    default:
+      return std::nullopt;
+  }
 }
 
 class Resolver {
@@ -205,31 +282,29 @@ class Resolver {
   }
 
   // ----------------------------------------------------------------------------- cluster
-  void ResolveCluster() {
+  // The node and its GPU before any field override: from the presets, or written out.
+  // `ok` is false when the base is unusable (an unknown preset, no GPU count, an incomplete
+  // GPU), which skips the checks that would only repeat that problem.
+  struct NodeBase {
+    bool ok = true;
+    bool have_gpu = false;
+    bool preset_unknown = false;
+  };
+  NodeBase ResolveNodeBase() {
     const pb::Cluster& c = doc_.cluster();
     const pb::Node& n = c.node();
     topology::ClusterSpec& cluster = out_.cluster;
-    bool base_ok = true;
-
-    if (!c.has_node_preset() && !c.has_node()) {
-      problems_.Add("cluster", kUnset,
-                    "a cluster is required: set cluster.node_preset (valid: " +
-                        JoinNames(topology::NodePresetNames()) +
-                        ") or describe cluster.node (gpus and a GPU)");
-      return;
-    }
-    bool have_gpu = false;
-    bool preset_unknown = false;
+    NodeBase base;
     if (c.has_node_preset()) {
       const topology::NodeSpec* preset = topology::FindNodePreset(c.node_preset());
       if (preset == nullptr) {
         problems_.Add("cluster.node_preset", Quote(c.node_preset()),
                       "unknown node preset; valid: " + JoinNames(topology::NodePresetNames()));
-        base_ok = false;
-        preset_unknown = true;
+        base.ok = false;
+        base.preset_unknown = true;
       } else {
         cluster.node = *preset;
-        have_gpu = true;
+        base.have_gpu = true;
       }
     } else {
       cluster.node = topology::NodeSpec{};
@@ -239,7 +314,7 @@ class Resolver {
                       "required without a node preset: GPUs per node, between 1 and 1024; or "
                       "set cluster.node_preset (valid: " +
                           JoinNames(topology::NodePresetNames()) + ")");
-        base_ok = false;
+        base.ok = false;
       }
     }
     topology::NodeSpec& node = cluster.node;
@@ -248,15 +323,15 @@ class Resolver {
       if (d == nullptr) {
         problems_.Add("cluster.node.gpu_preset", Quote(n.gpu_preset()),
                       "unknown GPU preset; valid: " + JoinNames(topology::DevicePresetNames()));
-        base_ok = false;
-        preset_unknown = true;
+        base.ok = false;
+        base.preset_unknown = true;
       } else {
         node.gpu = *d;
-        have_gpu = true;
+        base.have_gpu = true;
       }
     }
     const pb::Device& g = n.gpu();
-    if (!have_gpu && !preset_unknown) {
+    if (!base.have_gpu && !base.preset_unknown) {
       std::vector<std::string> missing;
       if (!g.has_hbm_capacity()) missing.push_back("hbm_capacity");
       if (!g.has_hbm_bandwidth()) missing.push_back("hbm_bandwidth");
@@ -273,12 +348,17 @@ class Resolver {
                       "without a GPU preset the GPU must be written out; missing: " +
                           JoinNames(missing) + "; or set cluster.node.gpu_preset (valid: " +
                           JoinNames(topology::DevicePresetNames()) + ")");
-        base_ok = false;
+        base.ok = false;
       }
     }
+    return base;
+  }
 
-    // Field overrides (parsed even when a preset is unknown, so their errors show too).
-    topology::DeviceSpec& dev = node.gpu;
+  // The GPU fields the document sets over the base (parsed even when a preset is unknown, so
+  // their errors show too).
+  void ApplyGpuFields(bool have_gpu) {
+    const pb::Device& g = doc_.cluster().node().gpu();
+    topology::DeviceSpec& dev = out_.cluster.node.gpu;
     const std::string gp = "cluster.node.gpu.";
     SizeField(gp + "hbm_capacity", g.has_hbm_capacity(), g.hbm_capacity(), &dev.hbm_capacity);
     BandwidthField(gp + "hbm_bandwidth", g.has_hbm_bandwidth(), g.hbm_bandwidth(),
@@ -297,6 +377,13 @@ class Resolver {
                   &dev.kernel_overhead);
 
     if (have_gpu) NoteOverrides(&dev.description, SetFieldNames(g));
+  }
+
+  // The node fields the document sets over the base.
+  void ApplyNodeFields() {
+    const pb::Cluster& c = doc_.cluster();
+    const pb::Node& n = c.node();
+    topology::NodeSpec& node = out_.cluster.node;
     const std::string np = "cluster.node.";
     if (c.has_node_preset()) {
       NoteOverrides(&node.description, SetFieldNames(n, {"gpu", "gpu_preset"}));
@@ -322,55 +409,83 @@ class Resolver {
     BandwidthField(np + "nic_bandwidth", n.has_nic_bandwidth(), n.nic_bandwidth(),
                    &node.nic_bandwidth);
     DurationField(np + "nic_latency", n.has_nic_latency(), n.nic_latency(), &node.nic_latency);
+  }
 
+  // Range checks of the merged node and GPU; returns whether the GPU count is usable.
+  bool CheckNodeValues() {
+    const topology::NodeSpec& node = out_.cluster.node;
+    const topology::DeviceSpec& dev = node.gpu;
+    const std::string np = "cluster.node.";
+    const std::string gp = "cluster.node.gpu.";
+    const bool gpus_ok = InRange(np + "gpus", node.gpus, 1, kMaxGpusPerNode);
+    InRange(np + "nvswitches", node.nvswitches, 0, 1024);
+    InRange(np + "pcie_switches", node.pcie_switches, 0, 1024);
+    InRange(np + "nics", node.nics, 0, 1024);
+    if (dev.hbm_capacity.count() <= 0) {
+      problems_.Add(gp + "hbm_capacity", ToString(dev.hbm_capacity), "must be > 0");
+    }
+    if (dev.hbm_bandwidth.bytes_per_second() <= 0) {
+      problems_.Add(gp + "hbm_bandwidth", ToString(dev.hbm_bandwidth), "must be > 0");
+    }
+    if (std::none_of(dev.peak.begin(), dev.peak.end(),
+                     [](FlopRate r) { return r.per_second() > 0; })) {
+      problems_.Add(gp + "peak_bf16", "all peak rates are 0",
+                    "at least one of peak_fp32, peak_tf32, peak_bf16, peak_fp16, peak_fp8 "
+                    "must be > 0");
+    }
+    Fraction(gp + "matmul_efficiency", dev.matmul_efficiency);
+    Fraction(gp + "memory_efficiency", dev.memory_efficiency);
+    return gpus_ok;
+  }
+
+  // The GPUs of a node reach each other, and nodes reach each other through NICs (graph
+  // fabrics describe their own links instead).
+  void CheckNodeConnectivity(bool nodes_ok) {
+    const topology::ClusterSpec& cluster = out_.cluster;
+    const topology::NodeSpec& node = cluster.node;
+    const std::string np = "cluster.node.";
+    if (node.gpus > 1 && node.nvlink_bandwidth.bytes_per_second() <= 0 &&
+        node.pcie_bandwidth.bytes_per_second() <= 0) {
+      problems_.Add(np + "nvlink_bandwidth", ToString(node.nvlink_bandwidth),
+                    fmt::format("the {} GPUs of a node need NVLink or PCIe bandwidth > 0 to "
+                                "reach each other",
+                                node.gpus));
+    }
+    if (nodes_ok && cluster.nodes > 1) {
+      if (node.nics < 1) {
+        problems_.Add(
+            np + "nics", std::to_string(node.nics),
+            fmt::format("a cluster of {} nodes needs at least 1 NIC per node", cluster.nodes));
+      }
+      if (node.nic_bandwidth.bytes_per_second() <= 0) {
+        problems_.Add(np + "nic_bandwidth", ToString(node.nic_bandwidth),
+                      fmt::format("must be > 0 in a cluster of {} nodes", cluster.nodes));
+      }
+    }
+  }
+
+  void ResolveCluster() {
+    const pb::Cluster& c = doc_.cluster();
+    topology::ClusterSpec& cluster = out_.cluster;
+    if (!c.has_node_preset() && !c.has_node()) {
+      problems_.Add("cluster", kUnset,
+                    "a cluster is required: set cluster.node_preset (valid: " +
+                        JoinNames(topology::NodePresetNames()) +
+                        ") or describe cluster.node (gpus and a GPU)");
+      return;
+    }
+    const NodeBase base = ResolveNodeBase();
+    ApplyGpuFields(base.have_gpu);
+    ApplyNodeFields();
     cluster.nodes = c.has_nodes() ? c.nodes() : 1;
     bool nodes_ok = InRange("cluster.nodes", cluster.nodes, 1, kMaxNodes);
-    bool gpus_ok = false;
-    if (base_ok) {
-      gpus_ok = InRange(np + "gpus", node.gpus, 1, kMaxGpusPerNode);
-      InRange(np + "nvswitches", node.nvswitches, 0, 1024);
-      InRange(np + "pcie_switches", node.pcie_switches, 0, 1024);
-      InRange(np + "nics", node.nics, 0, 1024);
-      if (dev.hbm_capacity.count() <= 0) {
-        problems_.Add(gp + "hbm_capacity", ToString(dev.hbm_capacity), "must be > 0");
-      }
-      if (dev.hbm_bandwidth.bytes_per_second() <= 0) {
-        problems_.Add(gp + "hbm_bandwidth", ToString(dev.hbm_bandwidth), "must be > 0");
-      }
-      if (std::none_of(dev.peak.begin(), dev.peak.end(),
-                       [](FlopRate r) { return r.per_second() > 0; })) {
-        problems_.Add(gp + "peak_bf16", "all peak rates are 0",
-                      "at least one of peak_fp32, peak_tf32, peak_bf16, peak_fp16, peak_fp8 "
-                      "must be > 0");
-      }
-      Fraction(gp + "matmul_efficiency", dev.matmul_efficiency);
-      Fraction(gp + "memory_efficiency", dev.memory_efficiency);
-    }
+    const bool gpus_ok = base.ok && CheckNodeValues();
 
     ResolveFabric(nodes_ok);
     bool is_explicit = cluster.fabric.kind == topology::FabricKind::kExplicit;
-    if (base_ok && gpus_ok && !is_explicit) {
-      if (node.gpus > 1 && node.nvlink_bandwidth.bytes_per_second() <= 0 &&
-          node.pcie_bandwidth.bytes_per_second() <= 0) {
-        problems_.Add(np + "nvlink_bandwidth", ToString(node.nvlink_bandwidth),
-                      fmt::format("the {} GPUs of a node need NVLink or PCIe bandwidth > 0 to "
-                                  "reach each other",
-                                  node.gpus));
-      }
-      if (nodes_ok && cluster.nodes > 1) {
-        if (node.nics < 1) {
-          problems_.Add(
-              np + "nics", std::to_string(node.nics),
-              fmt::format("a cluster of {} nodes needs at least 1 NIC per node", cluster.nodes));
-        }
-        if (node.nic_bandwidth.bytes_per_second() <= 0) {
-          problems_.Add(np + "nic_bandwidth", ToString(node.nic_bandwidth),
-                        fmt::format("must be > 0 in a cluster of {} nodes", cluster.nodes));
-        }
-      }
-    }
-    if (base_ok && gpus_ok && nodes_ok) {
-      gpus_ = static_cast<int64_t>(cluster.nodes) * node.gpus;
+    if (base.ok && gpus_ok && !is_explicit) CheckNodeConnectivity(nodes_ok);
+    if (base.ok && gpus_ok && nodes_ok) {
+      gpus_ = static_cast<int64_t>(cluster.nodes) * cluster.node.gpus;
       if (is_explicit) CheckExplicitGpuCount();
     }
   }
@@ -449,98 +564,69 @@ class Resolver {
                                 kMaxExplicitVertices, kMaxExplicitLinks));
       return;
     }
-    std::unordered_map<std::string, int> index;
+    std::unordered_map<std::string, int> index;  // vertex name -> its first position
     index.reserve(static_cast<size_t>(c.vertices_size()));
     cluster.vertices.reserve(static_cast<size_t>(c.vertices_size()));
     for (int i = 0; i < c.vertices_size(); ++i) {
-      const pb::Vertex& v = c.vertices(i);
-      const std::string p = fmt::format("cluster.vertices[{}].", i);
-      topology::ExplicitVertex ev;
-      ev.name = v.name();
-      ev.node = v.node();
-      if (v.name().empty()) {
-        problems_.Add(p + "name", "\"\"", "must not be empty");
-      } else if (auto [it, inserted] = index.emplace(v.name(), i); !inserted) {
-        problems_.Add(
-            p + "name", Quote(v.name()),
-            fmt::format("duplicate: already the name of cluster.vertices[{}]", it->second));
-      }
-      switch (v.kind()) {
-        case pb::VERTEX_KIND_GPU:
-          ev.kind = topology::VertexKind::kGpu;
-          break;
-        case pb::VERTEX_KIND_NVSWITCH:
-          ev.kind = topology::VertexKind::kNvSwitch;
-          break;
-        case pb::VERTEX_KIND_PCIE_SWITCH:
-          ev.kind = topology::VertexKind::kPcieSwitch;
-          break;
-        case pb::VERTEX_KIND_NIC:
-          ev.kind = topology::VertexKind::kNic;
-          break;
-        case pb::VERTEX_KIND_HOST_MEMORY:
-          ev.kind = topology::VertexKind::kHostMemory;
-          break;
-        case pb::VERTEX_KIND_NVME:
-          ev.kind = topology::VertexKind::kNvme;
-          break;
-        case pb::VERTEX_KIND_SWITCH:
-          ev.kind = topology::VertexKind::kSwitch;
-          break;
-        default:
-          problems_.Add(p + "kind",
-                        pb::VertexKind_Name(v.kind()).empty() ? std::to_string(v.kind())
-                                                              : pb::VertexKind_Name(v.kind()),
-                        "must be set; valid: " + EnumNames(pb::VertexKind_descriptor(), false));
-          break;
-      }
-      if (nodes_ok) InRange(p + "node", v.node(), 0, cluster.nodes - 1);
-      cluster.vertices.push_back(std::move(ev));
+      cluster.vertices.push_back(ResolveVertex(i, nodes_ok, index));
     }
     cluster.links.reserve(static_cast<size_t>(c.links_size()));
-    for (int i = 0; i < c.links_size(); ++i) {
-      const pb::Link& l = c.links(i);
-      const std::string p = fmt::format("cluster.links[{}].", i);
-      topology::ExplicitLink el;
-      el.from = l.from();
-      el.to = l.to();
-      for (const auto& [field, name] : {std::pair{"from", &l.from()}, {"to", &l.to()}}) {
-        if (index.find(*name) == index.end()) {
-          problems_.Add(p + field, Quote(*name), "no vertex has this name");
-        }
-      }
-      if (l.from() == l.to() && !l.from().empty()) {
-        problems_.Add(p + "to", Quote(l.to()), "a link joins two different vertices");
-      }
-      switch (l.kind()) {
-        case pb::LINK_KIND_NVLINK:
-          el.kind = topology::LinkKind::kNvlink;
-          break;
-        case pb::LINK_KIND_PCIE:
-          el.kind = topology::LinkKind::kPcie;
-          break;
-        case pb::LINK_KIND_FABRIC:
-          el.kind = topology::LinkKind::kFabric;
-          break;
-        case pb::LINK_KIND_MEMORY:
-          el.kind = topology::LinkKind::kMemory;
-          break;
-        default:
-          el.kind = topology::LinkKind::kNetwork;
-          break;
-      }
-      if (l.bandwidth().empty()) {
-        problems_.Add(p + "bandwidth", kUnset, "required, e.g. \"50 GB/s\"");
-      } else {
-        BandwidthField(p + "bandwidth", true, l.bandwidth(), &el.bandwidth);
-        if (el.bandwidth.bytes_per_second() <= 0 && ParseBandwidth(l.bandwidth()).ok()) {
-          problems_.Add(p + "bandwidth", Quote(l.bandwidth()), "must be > 0");
-        }
-      }
-      DurationField(p + "latency", !l.latency().empty(), l.latency(), &el.latency);
-      el.full_duplex = l.has_full_duplex() ? l.full_duplex() : true;
-      cluster.links.push_back(std::move(el));
+    for (int i = 0; i < c.links_size(); ++i) cluster.links.push_back(ResolveLink(i, index));
+  }
+
+  // cluster.vertices[i], registering its name in `index` (which reports duplicates).
+  topology::ExplicitVertex ResolveVertex(int i, bool nodes_ok,
+                                         std::unordered_map<std::string, int>& index) {
+    const pb::Vertex& v = doc_.cluster().vertices(i);
+    const std::string p = fmt::format("cluster.vertices[{}].", i);
+    topology::ExplicitVertex ev;
+    ev.name = v.name();
+    ev.node = v.node();
+    if (v.name().empty()) {
+      problems_.Add(p + "name", "\"\"", "must not be empty");
+    } else if (auto [it, inserted] = index.emplace(v.name(), i); !inserted) {
+      problems_.Add(p + "name", Quote(v.name()),
+                    fmt::format("duplicate: already the name of cluster.vertices[{}]", it->second));
     }
+    if (const std::optional<topology::VertexKind> kind = VertexKindOf(v.kind())) {
+      ev.kind = *kind;
+    } else {
+      problems_.Add(p + "kind",
+                    pb::VertexKind_Name(v.kind()).empty() ? std::to_string(v.kind())
+                                                          : pb::VertexKind_Name(v.kind()),
+                    "must be set; valid: " + EnumNames(pb::VertexKind_descriptor(), false));
+    }
+    if (nodes_ok) InRange(p + "node", v.node(), 0, out_.cluster.nodes - 1);
+    return ev;
+  }
+
+  // cluster.links[i], whose ends must name vertices in `index`.
+  topology::ExplicitLink ResolveLink(int i, const std::unordered_map<std::string, int>& index) {
+    const pb::Link& l = doc_.cluster().links(i);
+    const std::string p = fmt::format("cluster.links[{}].", i);
+    topology::ExplicitLink el;
+    el.from = l.from();
+    el.to = l.to();
+    for (const auto& [field, name] : {std::pair{"from", &l.from()}, {"to", &l.to()}}) {
+      if (index.find(*name) == index.end()) {
+        problems_.Add(p + field, Quote(*name), "no vertex has this name");
+      }
+    }
+    if (l.from() == l.to() && !l.from().empty()) {
+      problems_.Add(p + "to", Quote(l.to()), "a link joins two different vertices");
+    }
+    el.kind = LinkKindOf(l.kind());
+    if (l.bandwidth().empty()) {
+      problems_.Add(p + "bandwidth", kUnset, "required, e.g. \"50 GB/s\"");
+    } else {
+      BandwidthField(p + "bandwidth", true, l.bandwidth(), &el.bandwidth);
+      if (el.bandwidth.bytes_per_second() <= 0 && ParseBandwidth(l.bandwidth()).ok()) {
+        problems_.Add(p + "bandwidth", Quote(l.bandwidth()), "must be > 0");
+      }
+    }
+    DurationField(p + "latency", !l.latency().empty(), l.latency(), &el.latency);
+    el.full_duplex = l.has_full_duplex() ? l.full_duplex() : true;
+    return el;
   }
 
   void CheckExplicitGpuCount() {
@@ -765,7 +851,9 @@ class Resolver {
   }
 
   // ---------------------------------------------------------------------------- strategy
-  void ResolveStrategy() {
+  // The mesh: tp, pp, cp, ep as written (1 when unset), dp as written or derived from the GPU
+  // count. Sets mesh_ok_ when the mesh covers the cluster and ep divides dp.
+  topology::MeshShape ResolveMesh() {
     const pb::Strategy& s = doc_.strategy();
     topology::MeshShape mesh;
     bool sizes_ok = true;
@@ -778,45 +866,48 @@ class Resolver {
     size("cp", s.has_cp(), s.cp(), &mesh.cp);
     size("ep", s.has_ep(), s.ep(), &mesh.ep);
     mesh.dp = s.has_dp() ? s.dp() : 0;
-    const int64_t max_world = int64_t{kMaxNodes} * kMaxGpusPerNode;
-    sizes_ok &= InRange("strategy.dp", mesh.dp, 0, max_world);
+    sizes_ok &= InRange("strategy.dp", mesh.dp, 0, kMaxWorld);
+    if (!sizes_ok || gpus_ <= 0) return mesh;
 
-    if (sizes_ok && gpus_ > 0) {
-      const topology::ClusterSpec& c = out_.cluster;
-      int64_t inner = CappedProduct({mesh.tp, mesh.pp, mesh.cp}, max_world);
-      if (mesh.dp == 0) {
-        if (gpus_ % inner != 0) {
-          problems_.Add("strategy.dp", "0 (derived)",
-                        fmt::format("cannot derive dp: the cluster's {} GPUs ({}) are not a "
-                                    "multiple of tp × pp × cp = {}",
-                                    gpus_, NodesTimesGpus(c.nodes, c.node.gpus), inner));
-        } else {
-          mesh.dp = static_cast<int>(gpus_ / inner);
-        }
+    const topology::ClusterSpec& c = out_.cluster;
+    int64_t inner = CappedProduct({mesh.tp, mesh.pp, mesh.cp}, kMaxWorld);
+    if (mesh.dp == 0) {
+      if (gpus_ % inner != 0) {
+        problems_.Add("strategy.dp", "0 (derived)",
+                      fmt::format("cannot derive dp: the cluster's {} GPUs ({}) are not a "
+                                  "multiple of tp × pp × cp = {}",
+                                  gpus_, NodesTimesGpus(c.nodes, c.node.gpus), inner));
       } else {
-        int64_t world = CappedProduct({mesh.dp, mesh.tp, mesh.pp, mesh.cp}, max_world);
-        if (world != gpus_) {
-          problems_.Add("strategy",
-                        fmt::format("dp={} tp={} pp={} cp={} ({}{} ranks)", mesh.dp, mesh.tp,
-                                    mesh.pp, mesh.cp, world > max_world ? "more than " : "",
-                                    std::min(world, max_world)),
-                        fmt::format("must equal the cluster's {} GPUs ({})", gpus_,
-                                    NodesTimesGpus(c.nodes, c.node.gpus)));
-        }
+        mesh.dp = static_cast<int>(gpus_ / inner);
       }
-      if (mesh.dp > 0 && mesh.world() == gpus_) {
-        if (mesh.dp % mesh.ep != 0) {
-          problems_.Add("strategy.ep", std::to_string(mesh.ep),
-                        fmt::format("must divide dp = {} (expert-parallel groups are carved "
-                                    "out of the data-parallel ranks)",
-                                    mesh.dp));
-        } else {
-          mesh_ok_ = true;
-        }
+    } else {
+      int64_t world = CappedProduct({mesh.dp, mesh.tp, mesh.pp, mesh.cp}, kMaxWorld);
+      if (world != gpus_) {
+        problems_.Add(
+            "strategy",
+            fmt::format("dp={} tp={} pp={} cp={} ({}{} ranks)", mesh.dp, mesh.tp, mesh.pp, mesh.cp,
+                        world > kMaxWorld ? "more than " : "", std::min(world, kMaxWorld)),
+            fmt::format("must equal the cluster's {} GPUs ({})", gpus_,
+                        NodesTimesGpus(c.nodes, c.node.gpus)));
       }
     }
+    if (mesh.dp > 0 && mesh.world() == gpus_) {
+      if (mesh.dp % mesh.ep != 0) {
+        problems_.Add("strategy.ep", std::to_string(mesh.ep),
+                      fmt::format("must divide dp = {} (expert-parallel groups are carved "
+                                  "out of the data-parallel ranks)",
+                                  mesh.dp));
+      } else {
+        mesh_ok_ = true;
+      }
+    }
+    return mesh;
+  }
 
-    // The strategy: a preset expanded on the mesh, or written out ("custom").
+  // The strategy: a preset expanded on the mesh, or written out ("custom"). Returns whether
+  // its placements are written out in full (a custom strategy, nothing wrong with its name).
+  bool ResolveStrategyBase(const topology::MeshShape& mesh) {
+    const pb::Strategy& s = doc_.strategy();
     std::string preset = s.has_preset() ? s.preset() : "";
     bool custom = preset.empty() || preset == "custom";
     bool known = true;
@@ -847,7 +938,14 @@ class Resolver {
       spec.name = custom ? "custom" : preset;
     }
     spec.mesh = mesh;
+    return custom && known;
+  }
 
+  // The strategy's scalar options over the base: rank order, unit size, shard groups, the
+  // layers of each stage.
+  void ResolveStrategyOptions(const topology::MeshShape& mesh) {
+    const pb::Strategy& s = doc_.strategy();
+    strategies::StrategySpec& spec = out_.strategy;
     if (s.has_rank_order()) {
       StatusOr<topology::RankOrder> order = topology::ParseRankOrder(s.rank_order());
       if (!order.ok()) {
@@ -859,7 +957,7 @@ class Resolver {
     if (s.has_layers_per_unit()) spec.layers_per_unit = s.layers_per_unit();
     InRange("strategy.layers_per_unit", spec.layers_per_unit, 1, 100'000);
     if (s.has_shard_group_size()) spec.shard_group_size = s.shard_group_size();
-    if (InRange("strategy.shard_group_size", spec.shard_group_size, 0, max_world) && mesh_ok_ &&
+    if (InRange("strategy.shard_group_size", spec.shard_group_size, 0, kMaxWorld) && mesh_ok_ &&
         spec.shard_group_size > 0 && mesh.dp % spec.shard_group_size != 0) {
       problems_.Add(
           "strategy.shard_group_size", std::to_string(spec.shard_group_size),
@@ -867,9 +965,16 @@ class Resolver {
     }
     spec.pipeline_stage_layers.assign(s.pipeline_stage_layers().begin(),
                                       s.pipeline_stage_layers().end());
-    ResolvePlacements(custom && known);
   }
 
+  void ResolveStrategy() {
+    const topology::MeshShape mesh = ResolveMesh();
+    const bool written_out = ResolveStrategyBase(mesh);
+    ResolveStrategyOptions(mesh);
+    ResolvePlacements(written_out);
+  }
+
+  // The placements the document writes, over the preset's (or the empty custom) strategy.
   void ResolvePlacements(bool written_out) {
     const pb::Strategy& s = doc_.strategy();
     strategies::StrategySpec& spec = out_.strategy;
@@ -879,29 +984,13 @@ class Resolver {
     for (int i = 0; i < s.placements_size(); ++i) {
       const pb::AxisPlacement& ap = s.placements(i);
       const std::string p = fmt::format("strategy.placements[{}].", i);
-      Axis axis;
-      switch (ap.axis()) {
-        case pb::AXIS_DP:
-          axis = Axis::kData;
-          break;
-        case pb::AXIS_TP:
-          axis = Axis::kTensor;
-          break;
-        case pb::AXIS_PP:
-          axis = Axis::kPipeline;
-          break;
-        case pb::AXIS_CP:
-          axis = Axis::kContext;
-          break;
-        case pb::AXIS_EP:
-          axis = Axis::kExpert;
-          break;
-        default:
-          problems_.Add(p + "axis", kUnset,
-                        "must be set; valid: " + EnumNames(pb::Axis_descriptor(), false));
-          continue;
+      const std::optional<Axis> axis = AxisOf(ap.axis());
+      if (!axis) {
+        problems_.Add(p + "axis", kUnset,
+                      "must be set; valid: " + EnumNames(pb::Axis_descriptor(), false));
+        continue;
       }
-      int a = static_cast<int>(axis);
+      int a = static_cast<int>(*axis);
       if (seen[a] >= 0) {
         problems_.Add(p + "axis", pb::Axis_Name(ap.axis()),
                       fmt::format("already placed by strategy.placements[{}]; each axis "
@@ -917,46 +1006,46 @@ class Resolver {
           {"activations", ap.has_activations() ? &ap.activations() : nullptr},
       };
       for (int st = 0; st < strategies::kNumStates; ++st) {
-        const pb::StatePlacement* sp = states[st].second;
-        if (sp == nullptr) continue;
-        const std::string sp_path = p + states[st].first;
-        strategies::Placement placement;
-        switch (sp->mode()) {
-          case pb::MODE_REPLICATED:
-            placement.mode = strategies::Mode::kReplicated;
-            break;
-          case pb::MODE_SHARDED:
-            placement.mode = strategies::Mode::kSharded;
-            break;
-          case pb::MODE_SHARDED_GATHER:
-            placement.mode = strategies::Mode::kShardedGather;
-            break;
-          case pb::MODE_MATERIALIZED:
-            placement.mode = strategies::Mode::kMaterialized;
-            break;
-          case pb::MODE_OFFLOADED:
-            placement.mode = strategies::Mode::kOffloaded;
-            break;
-          default:
-            if (written_out || sp->target() != pb::OFFLOAD_TARGET_UNSPECIFIED) {
-              problems_.Add(sp_path + ".mode", kUnset,
-                            "must be set; valid: " + EnumNames(pb::Mode_descriptor(), false));
-            }
-            continue;  // keeps the preset's placement
-        }
-        if (placement.mode == strategies::Mode::kOffloaded) {
-          placement.target = sp->target() == pb::OFFLOAD_TARGET_NVME
-                                 ? strategies::OffloadTarget::kNvme
-                                 : strategies::OffloadTarget::kHost;
-        } else if (sp->target() != pb::OFFLOAD_TARGET_UNSPECIFIED) {
-          problems_.Add(sp_path + ".target", pb::OffloadTarget_Name(sp->target()),
-                        "only with mode MODE_OFFLOADED");
-        }
-        spec.at(axis, static_cast<State>(st)) = placement;
+        if (states[st].second == nullptr) continue;
+        const std::optional<strategies::Placement> placement =
+            ResolveStatePlacement(p + states[st].first, *states[st].second, written_out);
+        if (!placement) continue;  // keeps the preset's placement
+        spec.at(*axis, static_cast<State>(st)) = *placement;
         placed[a][st] = true;
       }
     }
-    if (!written_out) return;
+    if (written_out) CheckEveryStatePlaced(placed);
+  }
+
+  // One state's placement on one axis; nullopt when its mode is unset (reported when the
+  // strategy is written out, or a target says a placement was meant).
+  std::optional<strategies::Placement> ResolveStatePlacement(const std::string& path,
+                                                             const pb::StatePlacement& sp,
+                                                             bool written_out) {
+    strategies::Placement placement;
+    if (const std::optional<strategies::Mode> mode = ModeOf(sp.mode())) {
+      placement.mode = *mode;
+    } else {
+      if (written_out || sp.target() != pb::OFFLOAD_TARGET_UNSPECIFIED) {
+        problems_.Add(path + ".mode", kUnset,
+                      "must be set; valid: " + EnumNames(pb::Mode_descriptor(), false));
+      }
+      return std::nullopt;
+    }
+    if (placement.mode == strategies::Mode::kOffloaded) {
+      placement.target = sp.target() == pb::OFFLOAD_TARGET_NVME ? strategies::OffloadTarget::kNvme
+                                                                : strategies::OffloadTarget::kHost;
+    } else if (sp.target() != pb::OFFLOAD_TARGET_UNSPECIFIED) {
+      problems_.Add(path + ".target", pb::OffloadTarget_Name(sp.target()),
+                    "only with mode MODE_OFFLOADED");
+    }
+    return placement;
+  }
+
+  // A custom strategy places every state on every axis of size > 1.
+  void CheckEveryStatePlaced(
+      const std::array<std::array<bool, strategies::kNumStates>, topology::kNumAxes>& placed) {
+    const strategies::StrategySpec& spec = out_.strategy;
     for (int a = 0; a < topology::kNumAxes; ++a) {
       Axis axis = static_cast<Axis>(a);
       int size = spec.mesh.size(axis);
