@@ -23,10 +23,13 @@
 #include <vector>
 
 #include "strategies/analyzer.h"
+#include "strategies/cost/arith.h"
+#include "strategies/cost/pass_costs.h"
 #include "strategies/model.h"
 
 namespace placesim::strategies {
 
+using cost::CeilDiv;
 using topology::Axis;
 
 const char* OpKindName(OpKind k) {
@@ -145,8 +148,6 @@ const char* GroupKindName(GroupKind g) {
 
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return b <= 1 ? a : (a + b - 1) / b; }
-
 bool IsShardedMode(Mode m) {
   return m == Mode::kSharded || m == Mode::kShardedGather || m == Mode::kOffloaded;
 }
@@ -171,10 +172,7 @@ std::vector<int64_t> Split(int64_t total, const std::vector<int64_t>& weights) {
 
 // Per-device ring bytes, as the plan computes them.
 Bytes RingBytes(CollectiveKind kind, Bytes buffer, int64_t n) {
-  if (n <= 1) return Bytes::Zero();
-  const int factor = kind == CollectiveKind::kAllReduce ? 2 : 1;
-  const __int128 num = static_cast<__int128>(buffer.count()) * factor * (n - 1);
-  return Bytes::Count(static_cast<int64_t>((num + n / 2) / n));
+  return cost::RingBytesPerDevice(buffer, kind == CollectiveKind::kAllReduce ? 2 : 1, n);
 }
 
 // A gather / wrap unit: the embedding, a group of layers, or the output layer.
@@ -235,8 +233,7 @@ class Builder {
   Schedule& s_;
 };
 
-Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, double flops, int64_t read,
-             int64_t written) {
+Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, const cost::Work& work) {
   Op op;
   op.kind = OpKind::kCompute;
   op.stream = Stream::kCompute;
@@ -244,9 +241,10 @@ Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, double flops,
   op.layer = layer;
   op.unit = unit;
   op.micro_batch = mb;
-  op.flops = Flops::Count(flops);
-  op.bytes_read = Bytes::Count(read);
-  op.bytes_written = Bytes::Count(written);
+  op.flops = work.flops;
+  op.bytes_read = work.read;
+  op.bytes_written = work.written;
+  op.elementwise_bytes = work.elementwise;
   return op;
 }
 
@@ -397,8 +395,6 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const StateBytes bpp = BytesPerParameter(training);
   const int64_t dp = strategy.mesh.dp;
   const int64_t m = plan.micro_batches;
-  const int64_t b = training.micro_batch;
-  const int64_t s = t.seq_len;
   const int64_t h = t.hidden;
   const int64_t V = t.vocab;
   const Recompute recompute = plan.effective_recompute;
@@ -412,9 +408,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   // E / ep experts of every layer, and the tp slice of each (expert tensor parallelism = tp).
   const bool moe = t.experts > 1;
   const int64_t ep = strategy.mesh.ep;
-  const int64_t layer_expert_local = CeilDiv(CeilDiv(p.layer_experts, ep), tp);
-  const int64_t layer_local =
-      CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated + p.layer_router + layer_expert_local;
+  // Per-op work, per tp rank (cost/pass_costs.h): every matrix product split t ways, a cp
+  // rank's GEMMs over its s / cp tokens, its queries attending to all s keys.
+  const cost::PassCosts pc = cost::ComputePassCosts(t, training, strategy.mesh, recompute, sp);
+  const int64_t layer_expert_local = pc.layer_expert_elements;
+  const int64_t layer_local = pc.layer_elements;
   // Pipeline parallelism: stage i holds L / p layers in v chunks of L / (p v); chunk c of
   // stage i is virtual stage c p + i (Megatron-LM's interleaved assignment).
   const int pp = strategy.mesh.pp;
@@ -462,85 +460,15 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   const int64_t lpu = std::max<int64_t>(1, strategy.layers_per_unit);
   const int64_t per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / bpp.grads);
 
-  // ---- per-op work, per tp rank: every matrix product is split t ways (column-parallel
-  // QKV and first MLP projection, row-parallel output projections, vocab-parallel output
-  // layer), so each rank does 1/t of eq. 3's FLOPs and tp x dp ranks do all of them. With
-  // context parallelism a rank holds s_c = s / cp tokens: its GEMMs cover those, and its
-  // queries attend to all s keys (4 b s_c s h), so cp ranks do a layer's FLOPs together.
-  const int64_t sc = CeilDiv(s, cp);
-  const auto td = static_cast<double>(tp);
-  const double attention_core = 4.0 * b * sc * s * h / td;
-  // The two blocks of a layer (tp > 1 only, where collectives sit between them): attention
-  // (QKV and projection, 8 b s h^2 for GPT shapes; scores and context 4 b s^2 h) and MLP
-  // (16 b s h^2 for GPT shapes), from the model's shapes (model.h, LayerGemmFlopsPerToken).
-  const LayerGemmFlops gemm = LayerGemmFlopsPerToken(t);
-  const double tokens = static_cast<double>(b * sc);
-  const double attention_fwd = (tokens * gemm.attention + 4.0 * b * sc * s * h) / td;
-  // Mixture of experts (model.h): the MLP term once per routed expert, top_k x
-  // capacity_factor, and the router 2 b s h E. With balanced routing every rank of an ep group
-  // receives top_k x cf x its own token count (each of the ep ranks sends and receives the
-  // same share), so its experts compute top_k x cf x the MLP term / t whatever ep is, and
-  // ranks x that is the plan's figure. The router's GEMM is counted 1/t per tp rank (under
-  // sequence parallelism each routes its s / t tokens; without it the t copies are redundant
-  // work that eq. 3 does not count either).
-  const double router_fwd = moe ? 2.0 * b * sc * h * static_cast<double>(t.experts) / td : 0.0;
-  const double expert_fwd = moe ? MoeBusiestExpertMultiplier(t) * tokens * gemm.mlp / td : 0.0;
-  const double layer_fwd =
-      moe ? attention_fwd + router_fwd + expert_fwd : attention_fwd + tokens * gemm.mlp / td;
-  const double mlp_fwd = layer_fwd - attention_fwd;
-  // Expert parallelism: a layer pass's tokens are dispatched to their experts and the results
-  // combined by all-to-alls over the ep group of top_k x cf x b s h x 2 bytes (1/t of the
-  // sequence under SP), as the plan counts them; dropless, the busiest rank's top_k x
-  // routing_imbalance x b s h x 2, which paces the group. Its experts compute as much more.
-  const Bytes a2a_buffer = moe && ep > 1 ? Scale(Bytes::Count(CeilDiv(2 * b * sc * h, sp ? tp : 1)),
-                                                 MoeBusiestExpertMultiplier(t))
-                                         : Bytes::Zero();
-  // The output layer is never recomputed: 2bshV per pass (forward, backward-input,
-  // backward-weight), 6bshV in all, as in Narayanan et al. 2021 eq. 3.
-  const double head_pass = 2.0 * static_cast<double>(b * sc * h * V) / td;
-  // A layer's input or output, 16-bit; sequence parallelism keeps 1/t of the sequence.
-  const int64_t split = sp ? tp : 1;
-  const int64_t io = CeilDiv(2 * b * sc * h, split);
-  const Bytes act_layer =
-      ActivationBytesPerLayer(t, b, sc, tp, sp, recompute, training.flash_attention);
-  const Bytes act_full =
-      ActivationBytesPerLayer(t, b, sc, tp, sp, Recompute::kNone, training.flash_attention);
-  const Bytes act_embedding = Bytes::Count(CeilDiv(b * sc * h, split));
-  const Bytes act_head = Bytes::Count(CeilDiv(4 * b * sc * h + 4 * b * sc * V, tp));
-  // Memory-bound kernels between the GEMMs (model.h): per layer pass, and the output layer's
-  // softmax cross-entropy per pass; backward kernels move 1.5 times the forward's bytes.
-  const LayerTraffic traffic =
-      ElementwiseTrafficPerLayer(t, b, sc, s, static_cast<int>(tp), sp, training.flash_attention);
-  const auto backward_bytes = [](Bytes x) {
-    return Bytes::Count(std::llround(static_cast<double>(x.count()) * kElementwiseBackwardFactor));
-  };
-  const Bytes attention_traffic = traffic.attention + traffic.scores;
-  const Bytes layer_traffic = attention_traffic + traffic.mlp;
-  const Bytes head_traffic = OutputLayerTraffic(t, b, sc, static_cast<int>(tp));
-  const auto with_traffic = [](Op op, Bytes bytes) {
-    op.elementwise_bytes = bytes;
-    return op;
-  };
-  const int64_t layer_params = layer_local;
-  const int64_t vocab_local = CeilDiv(V * h, tp);
-  // Tensor-parallel collectives: every one moves a full b x s x h activation (or its
-  // gradient) in 16 bits over the tp group (Korthikanti et al. 2022 Section 4.2.2: t-way
-  // all-reduce, or with sequence parallelism all-gather + reduce-scatter of the same
-  // volume). They run on the comm stream; the compute that needs their result waits.
-  const Bytes tp_buffer = Bytes::Count(2 * b * sc * h);
-  // Pipeline sends: a stage boundary's activation (forward) or its gradient (backward), 1/t
-  // of b x s x h per tp rank (the scatter/gather optimization of Narayanan et al. 2021
-  // Section 4.1, or the sequence-parallel shard).
-  const Bytes p2p_bytes = Bytes::Count(CeilDiv(2 * b * sc * h, tp));
-  // Ring attention (context parallelism): K and V of s_c tokens, 16-bit, this tp rank's heads,
-  // passed to the next cp rank cp - 1 times per attention pass (and their gradients too in
-  // backward), as the plan counts them.
-  const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (h / t.heads);
-  const Bytes kv_bytes = Bytes::Count(2 * b * sc * CeilDiv(kv_width, tp) * 2);
-  // Splits a layer's bytes between its attention block (a third of the matrices: 4h^2 of
-  // 12h^2) and its MLP block (the rest); activations half each.
-  const auto third = [](int64_t x) { return x / 3; };
-  const auto half = [](int64_t x) { return x / 2; };
+  const Bytes a2a_buffer = pc.all_to_all;
+  const Bytes act_layer = pc.layer_kept;
+  const Bytes act_full = pc.layer_full;
+  const Bytes act_embedding = pc.embedding_activations;
+  const Bytes act_head = pc.output_activations;
+  const int64_t vocab_local = pc.vocab_elements;
+  const Bytes tp_buffer = pc.tp_buffer;
+  const Bytes p2p_bytes = pc.p2p;
+  const Bytes kv_bytes = pc.kv;
 
   double ops_bound = 0;  // the most ops a stage can hold, from the bound below
   // ---- size: refuse, before allocating anything per op or per bucket, a schedule that
@@ -823,19 +751,11 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                              router.phase, router.layer, router.unit, router.micro_batch, {out});
       return out == *compute ? -1 : out;
     };
-    // The router and expert ops of an MoE layer's pass; `act` the activation bytes the
-    // experts keep (forward, recompute) or read back (backward-input).
-    const int64_t attn_param_bytes =
-        (CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated) * bpp.params;
-    const auto moe_ops = [&](Phase phase, int32_t l, int32_t u, int32_t mb, int64_t act) {
-      const bool bwd = phase == Phase::kBackwardInput;
-      const Op router =
-          ComputeOp(phase, l, u, mb, router_fwd, p.layer_router * bpp.params + io, io);
-      const Op experts = with_traffic(
-          ComputeOp(phase, l, u, mb, expert_fwd,
-                    layer_expert_local * bpp.params + io + (bwd ? act : 0), bwd ? io : act + io),
-          bwd ? backward_bytes(traffic.mlp) : traffic.mlp);
-      return std::pair<Op, Op>{router, experts};
+    // The router and expert ops of an MoE layer's pass.
+    const auto moe_ops = [&](const cost::LayerPass& pass, Phase phase, int32_t l, int32_t u,
+                             int32_t mb) {
+      return std::pair<Op, Op>{ComputeOp(phase, l, u, mb, pass.router),
+                               ComputeOp(phase, l, u, mb, pass.experts)};
     };
     // Pipeline point-to-point: a send on the p2p stream to `peer`, and the receive that the
     // pass's first compute waits for (matched to its send once every stage is built).
@@ -1074,9 +994,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
           if (unit.special == kEmbeddingLayer) {
             st.emb_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_embedding,
                                  Stream::kCompute, Phase::kForward, kEmbeddingLayer, mb32);
-            last_op = B.Add(ComputeOp(Phase::kForward, kEmbeddingLayer, u, mb32, 0,
-                                      b * sc * h * bpp.params, 2 * b * sc * h),
-                            {gate});
+            last_op = B.Add(
+                ComputeOp(Phase::kForward, kEmbeddingLayer, u, mb32, pc.embedding_forward), {gate});
             // Vocab-parallel embedding: each tp rank looks up the tokens of its vocabulary
             // slice; the partial outputs are summed (all-reduce, or reduce-scatter into
             // sequence shards).
@@ -1088,11 +1007,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
           } else if (unit.special == kOutputLayer) {
             st.head_act = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, act_head,
                                   Stream::kCompute, Phase::kForward, kOutputLayer, mb32);
-            last_op =
-                B.Add(with_traffic(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, head_pass,
-                                             vocab_local * bpp.params + io, act_head.count()),
-                                   head_traffic),
-                      {gate, chain});
+            last_op = B.Add(ComputeOp(Phase::kForward, kOutputLayer, u, mb32, pc.output_forward),
+                            {gate, chain});
             chain = -1;
           } else {
             for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l) {
@@ -1101,41 +1017,27 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                   MemorySpace::kDevice, act_layer, Stream::kCompute, Phase::kForward, l, mb32);
               const int32_t first_gate = l == unit.layer_begin ? gate : -1;
               if (moe) {
-                const int64_t kept = half(act_layer.count());
-                const Op attn = with_traffic(ComputeOp(Phase::kForward, l, u, mb32, attention_fwd,
-                                                       attn_param_bytes + io, kept + io),
-                                             attention_traffic);
+                const Op attn = ComputeOp(Phase::kForward, l, u, mb32, pc.forward.attention);
                 if (tp == 1) {
                   last_op = attention(attn, first_gate, chain);
                   chain = -1;
                 } else {
                   chain = tp_block(attn, first_gate, chain, &last_op, true);
                 }
-                const auto [router, experts] =
-                    moe_ops(Phase::kForward, l, u, mb32, act_layer.count() - kept);
+                const auto [router, experts] = moe_ops(pc.forward, Phase::kForward, l, u, mb32);
                 chain = moe_block(router, experts, -1, chain, &last_op);
                 continue;
               }
               if (tp == 1) {
-                last_op = attention(
-                    with_traffic(ComputeOp(Phase::kForward, l, u, mb32, layer_fwd,
-                                           layer_params * bpp.params + io, act_layer.count() + io),
-                                 layer_traffic),
-                    first_gate, chain);
+                last_op = attention(ComputeOp(Phase::kForward, l, u, mb32, pc.forward.whole),
+                                    first_gate, chain);
                 chain = -1;
                 continue;
               }
-              const int64_t attn_params = third(layer_params * bpp.params);
-              const int64_t kept = half(act_layer.count());
-              chain = tp_block(with_traffic(ComputeOp(Phase::kForward, l, u, mb32, attention_fwd,
-                                                      attn_params + io, kept + io),
-                                            attention_traffic),
+              chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, pc.forward.attention),
                                first_gate, chain, &last_op, true);
-              chain = tp_block(with_traffic(ComputeOp(Phase::kForward, l, u, mb32, mlp_fwd,
-                                                      layer_params * bpp.params - attn_params + io,
-                                                      act_layer.count() - kept + io),
-                                            traffic.mlp),
-                               -1, chain, &last_op);
+              chain = tp_block(ComputeOp(Phase::kForward, l, u, mb32, pc.forward.mlp), -1, chain,
+                               &last_op);
             }
           }
           B.at(last_op).chunk = c;
@@ -1221,14 +1123,12 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                 : -1;
         int32_t last_op = -1;
         if (unit.special == kOutputLayer) {
-          input_grad =
-              B.Add(with_traffic(ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, head_pass,
-                                           vocab_local * bpp.params + act_head.count(), io),
-                                 head_traffic),
-                    {gate});
+          input_grad = B.Add(
+              ComputeOp(Phase::kBackwardInput, kOutputLayer, u, mb32, pc.output_backward_input),
+              {gate});
           open_buckets(unit.elements);
-          last_op = B.Add(ComputeOp(Phase::kBackwardWeight, kOutputLayer, u, mb32, head_pass,
-                                    act_head.count(), unit.elements * bpp.grads));
+          last_op = B.Add(ComputeOp(Phase::kBackwardWeight, kOutputLayer, u, mb32,
+                                    pc.OutputBackwardWeight(unit.elements)));
           B.Free(st.head_act, Stream::kCompute, Phase::kBackwardWeight);
           produce(unit.elements, last_op, u);
         } else if (unit.special == kEmbeddingLayer) {
@@ -1240,8 +1140,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                           Phase::kRecompute, kEmbeddingLayer, u, mb32, {gate});
           }
           open_buckets(unit.elements);
-          last_op = B.Add(ComputeOp(Phase::kBackwardWeight, kEmbeddingLayer, u, mb32, 0,
-                                    io + act_embedding.count(), io),
+          last_op = B.Add(ComputeOp(Phase::kBackwardWeight, kEmbeddingLayer, u, mb32,
+                                    pc.embedding_backward_weight),
                           {gate, chain});
           chain = -1;
           B.Free(st.emb_act, Stream::kCompute, Phase::kBackwardWeight);
@@ -1257,65 +1157,40 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
               const Bytes extra = act_full - act_layer;
               rebuilt = B.Alloc(MemoryTag::kActivations, MemorySpace::kDevice, extra,
                                 Stream::kCompute, Phase::kRecompute, l, mb32);
+              const cost::LayerPass& again = pc.recompute_pass;
               if (moe && recompute == Recompute::kFull) {
                 // Full recompute re-runs the forward, its tp collectives and all-to-alls
                 // included.
-                const int64_t rebuilt_attn = half(extra.count());
-                const Op attn =
-                    with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
-                                           attn_param_bytes + act_layer.count(), rebuilt_attn),
-                                 attention_traffic);
+                const Op attn = ComputeOp(Phase::kRecompute, l, u, mb32, again.attention);
                 int32_t work = -1;
                 if (tp > 1) {
                   rebuilt_by = tp_block(attn, first_dep, -1, &work, true);
                 } else {
                   attention(attn, first_dep, -1);
                 }
-                const auto [router, experts] =
-                    moe_ops(Phase::kRecompute, l, u, mb32, extra.count() - rebuilt_attn);
+                const auto [router, experts] = moe_ops(again, Phase::kRecompute, l, u, mb32);
                 rebuilt_by = moe_block(router, experts, -1, rebuilt_by, &work);
               } else if (tp > 1 && recompute == Recompute::kFull) {
                 // Full recompute re-runs the forward, its tensor-parallel collectives included.
-                const int64_t attn_params = third(layer_params * bpp.params);
-                const int64_t rebuilt_attn = half(extra.count());
                 int32_t work = -1;
-                rebuilt_by =
-                    tp_block(with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, attention_fwd,
-                                                    attn_params + act_layer.count(), rebuilt_attn),
-                                          attention_traffic),
-                             first_dep, -1, &work, true);
-                rebuilt_by =
-                    tp_block(with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, mlp_fwd,
-                                                    layer_params * bpp.params - attn_params,
-                                                    extra.count() - rebuilt_attn),
-                                          traffic.mlp),
-                             -1, rebuilt_by, &work);
+                rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, again.attention),
+                                      first_dep, -1, &work, true);
+                rebuilt_by = tp_block(ComputeOp(Phase::kRecompute, l, u, mb32, again.mlp), -1,
+                                      rebuilt_by, &work);
               } else if (recompute == Recompute::kFull) {
-                attention(with_traffic(ComputeOp(Phase::kRecompute, l, u, mb32, layer_fwd,
-                                                 layer_params * bpp.params + act_layer.count(),
-                                                 extra.count()),
-                                       layer_traffic),
-                          first_dep, -1);
+                attention(ComputeOp(Phase::kRecompute, l, u, mb32, again.whole), first_dep, -1);
               } else {
                 // Selective recompute rebuilds the attention core from the kept Q, K and V.
-                B.Add(with_traffic(
-                          ComputeOp(Phase::kRecompute, l, u, mb32, attention_core,
-                                    layer_params * bpp.params + act_layer.count(), extra.count()),
-                          traffic.scores),
-                      {first_dep});
+                B.Add(ComputeOp(Phase::kRecompute, l, u, mb32, again.whole), {first_dep});
               }
             }
             const int32_t input_gate = recompute == Recompute::kNone ? first_dep : -1;
+            const cost::LayerPass& back = pc.backward_input;
             if (moe) {
               // The MLP block (experts) first, then attention, as for a dense layer.
-              const int64_t read_attn = half(act_full.count());
-              const Op attn =
-                  with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
-                                         attn_param_bytes + read_attn + io, io),
-                               backward_bytes(attention_traffic));
+              const Op attn = ComputeOp(Phase::kBackwardInput, l, u, mb32, back.attention);
               int32_t work = -1;
-              const auto [router, experts] =
-                  moe_ops(Phase::kBackwardInput, l, u, mb32, act_full.count() - read_attn);
+              const auto [router, experts] = moe_ops(back, Phase::kBackwardInput, l, u, mb32);
               chain = moe_block(router, experts, input_gate, std::max(chain, rebuilt_by), &work);
               if (tp == 1) {
                 input_grad = attention(attn, -1, chain);
@@ -1325,39 +1200,25 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                 input_grad = chain;
               }
             } else if (tp == 1) {
-              input_grad = attention(
-                  with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, layer_fwd,
-                                         layer_params * bpp.params + act_full.count() + io, io),
-                               backward_bytes(layer_traffic)),
-                  input_gate, chain);
+              input_grad = attention(ComputeOp(Phase::kBackwardInput, l, u, mb32, back.whole),
+                                     input_gate, chain);
               chain = -1;
             } else {
               // MLP block first, then attention; each closes with the collective of its input
               // gradient, which the next block (or the layer below) reads.
-              const int64_t attn_params = third(layer_params * bpp.params);
-              const int64_t read_attn = half(act_full.count());
               int32_t work = -1;
-              chain = tp_block(with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, mlp_fwd,
-                                                      layer_params * bpp.params - attn_params +
-                                                          act_full.count() - read_attn + io,
-                                                      io),
-                                            backward_bytes(traffic.mlp)),
-                               input_gate,
+              chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, back.mlp), input_gate,
                                // Both are on the comm stream: the later one ends after the other.
                                std::max(chain, rebuilt_by), &work);
-              chain =
-                  tp_block(with_traffic(ComputeOp(Phase::kBackwardInput, l, u, mb32, attention_fwd,
-                                                  attn_params + read_attn + io, io),
-                                        backward_bytes(attention_traffic)),
-                           -1, chain, &work, true);
+              chain = tp_block(ComputeOp(Phase::kBackwardInput, l, u, mb32, back.attention), -1,
+                               chain, &work, true);
               input_grad = chain;
             }
             const int64_t layer_dense_grads =
-                split_expert ? layer_params - layer_expert_local : layer_params;
+                split_expert ? layer_local - layer_expert_local : layer_local;
             if (!t_gather) open_buckets(layer_dense_grads);
             if (split_expert) open_expert_buckets(layer_expert_local);
-            last_op = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, layer_fwd,
-                                      act_full.count() + io, layer_params * bpp.grads));
+            last_op = B.Add(ComputeOp(Phase::kBackwardWeight, l, u, mb32, pc.backward_weight));
             B.Free(rebuilt, Stream::kCompute, Phase::kBackwardWeight);
             B.Free(st.act[local_layer(l)], Stream::kCompute, Phase::kBackwardWeight);
             if (!t_gather) produce(layer_dense_grads, last_op, u);
@@ -1394,19 +1255,15 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
     // ---- optimizer step
     std::vector<int32_t> updated;  // per bucket / unit: the op after which its shard is updated
     const std::vector<int64_t>& part_weights = t_gather ? unit_weights : bucket_weights;
-    const int64_t omega = elements(State::kOptimizer);
-    const double opt_flops =
-        OptimizerFlopsPerElement(training.optimizer) * static_cast<double>(omega);
-    const int64_t opt_read = omega * (bpp.grads + bpp.optimizer);
-    const int64_t opt_written = omega * (bpp.optimizer + bpp.params);
+    const cost::Work opt = pc.OptimizerStep(elements(State::kOptimizer));
     if (o_offloaded) {
       Op host;
       host.kind = OpKind::kHostCompute;
       host.stream = Stream::kHost;
       host.phase = Phase::kOptimizer;
-      host.flops = Flops::Count(opt_flops);
-      host.bytes_read = Bytes::Count(opt_read);
-      host.bytes_written = Bytes::Count(opt_written);
+      host.flops = opt.flops;
+      host.bytes_read = opt.read;
+      host.bytes_written = opt.written;
       const int32_t step = B.Add(host, {d2h_ops.empty() ? sync_done : d2h_ops.back(), sync_done});
       if (!t_offloaded) {
         const std::vector<int64_t> back = shard_parts(State::kOptimizer, bpp.params, part_weights);
@@ -1418,9 +1275,7 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
         }
       }
     } else {
-      const int32_t step =
-          B.Add(ComputeOp(Phase::kOptimizer, kNoLayer, -1, -1, opt_flops, opt_read, opt_written),
-                {sync_done});
+      const int32_t step = B.Add(ComputeOp(Phase::kOptimizer, kNoLayer, -1, -1, opt), {sync_done});
       updated.assign(part_weights.size(), step);
     }
     if (o_sharded && mode(State::kParams) == Mode::kReplicated) {
