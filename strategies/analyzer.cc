@@ -44,6 +44,69 @@ const char* CollectiveKindName(CollectiveKind k) {
   return "unknown";
 }
 
+const char* CommPurposeName(CommPurpose p) {
+  switch (p) {
+    case CommPurpose::kGradSync:
+      return "grad-sync";
+    case CommPurpose::kExpertGradSync:
+      return "expert-grad-sync";
+    case CommPurpose::kGradReplicaSync:
+      return "grad-replica-sync";
+    case CommPurpose::kExpertGradReplicaSync:
+      return "expert-grad-replica-sync";
+    case CommPurpose::kParamGather:
+      return "param-gather";
+    case CommPurpose::kExpertParamGather:
+      return "expert-param-gather";
+    case CommPurpose::kUpdatedParamGather:
+      return "updated-param-gather";
+    case CommPurpose::kExpertUpdatedParamGather:
+      return "expert-updated-param-gather";
+    case CommPurpose::kTensorParallelReduce:
+      return "tensor-parallel-reduce";
+    case CommPurpose::kSequenceParallelGather:
+      return "sequence-parallel-gather";
+    case CommPurpose::kSequenceParallelScatter:
+      return "sequence-parallel-scatter";
+    case CommPurpose::kEmbeddingCombine:
+      return "embedding-combine";
+    case CommPurpose::kPipelineActivations:
+      return "pipeline-activations";
+    case CommPurpose::kPipelineActivationGrads:
+      return "pipeline-activation-grads";
+    case CommPurpose::kTiedEmbeddingSync:
+      return "tied-embedding-sync";
+    case CommPurpose::kContextKvGather:
+      return "context-kv-gather";
+    case CommPurpose::kContextKvGradScatter:
+      return "context-kv-grad-scatter";
+    case CommPurpose::kContextKvRing:
+      return "context-kv-ring";
+    case CommPurpose::kExpertDispatchCombine:
+      return "expert-dispatch-combine";
+    case CommPurpose::kActivationOffload:
+      return "activation-offload";
+    case CommPurpose::kActivationReload:
+      return "activation-reload";
+    case CommPurpose::kGradToHostOptimizer:
+      return "grad-to-host-optimizer";
+    case CommPurpose::kUpdatedParamReturn:
+      return "updated-param-return";
+    case CommPurpose::kGradOffload:
+      return "grad-offload";
+    case CommPurpose::kGradReload:
+      return "grad-reload";
+    case CommPurpose::kParamFetch:
+      return "param-fetch";
+  }
+  return "unknown";
+}
+
+bool IsExpertPartSync(CommPurpose p) {
+  return p == CommPurpose::kExpertGradSync || p == CommPurpose::kExpertGradReplicaSync ||
+         p == CommPurpose::kExpertParamGather || p == CommPurpose::kExpertUpdatedParamGather;
+}
+
 const char* CopyDirectionName(CopyDirection d) {
   switch (d) {
     case CopyDirection::kDeviceToHost:
@@ -206,7 +269,7 @@ int64_t UnitElements(const Context& c, int stage, bool first, bool last) {
 }
 
 void AddCollective(RankRole& role, CollectiveKind kind, Axis axis, State state, int64_t group,
-                   Bytes buffer, int64_t count, std::string purpose) {
+                   Bytes buffer, int64_t count, CommPurpose reason, std::string purpose) {
   if (group <= 1 || count <= 0 || buffer.count() <= 0) return;
   Collective col;
   col.kind = kind;
@@ -230,23 +293,43 @@ void AddCollective(RankRole& role, CollectiveKind kind, Axis axis, State state, 
   }
   col.count = count;
   col.total_bytes = col.bytes_per_call * count;
+  col.reason = reason;
   col.purpose = std::move(purpose);
   role.comm_bytes += col.total_bytes;
   role.collectives.push_back(std::move(col));
 }
 
 void AddCopy(RankRole& role, CopyDirection dir, State state, OffloadTarget target, Bytes bytes,
-             std::string purpose) {
+             CommPurpose reason, std::string purpose) {
   if (bytes.count() <= 0) return;
-  role.copies.push_back(OffloadCopy{dir, state, target, bytes, std::move(purpose)});
+  role.copies.push_back(OffloadCopy{dir, state, target, bytes, reason, std::move(purpose)});
   role.copy_bytes += bytes;
 }
+
+// A part of the model whose states a data-parallel group synchronizes, named in the purposes
+// and typed in the reasons of its collectives.
+struct ModelPart {
+  const char* name;
+  CommPurpose grad_sync;
+  CommPurpose grad_replica_sync;
+  CommPurpose param_gather;
+  CommPurpose updated_param_gather;
+};
+constexpr ModelPart kDensePart{"dense", CommPurpose::kGradSync, CommPurpose::kGradReplicaSync,
+                               CommPurpose::kParamGather, CommPurpose::kUpdatedParamGather};
+constexpr ModelPart kExpertPart{
+    "expert", CommPurpose::kExpertGradSync, CommPurpose::kExpertGradReplicaSync,
+    CommPurpose::kExpertParamGather, CommPurpose::kExpertUpdatedParamGather};
+// Every parameter, over cp when cp has its own placement: no expert replica group applies.
+constexpr ModelPart kWholeModel{"all", CommPurpose::kGradSync, CommPurpose::kGradReplicaSync,
+                                CommPurpose::kParamGather, CommPurpose::kUpdatedParamGather};
 
 // Gradient and parameter traffic of one data-parallel group (see the table in analyzer.h).
 // `n` ranks share a shard; `replicas` groups of them hold identical shards (hybrid).
 void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char* group_name,
                          Mode theta, Mode omega, Mode grad, int64_t n, int64_t replicas,
-                         int64_t slice_elems, const char* part) {
+                         int64_t slice_elems, const ModelPart& model_part) {
+  const char* part = model_part.name;
   if (slice_elems <= 0) return;
   const Bytes grads = Bytes::Count(slice_elems * c.bpp.grads);
   const Bytes params = Bytes::Count(slice_elems * c.bpp.params);
@@ -257,25 +340,30 @@ void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char
   if (g_sharded || o_sharded) {
     const int64_t count = g_sharded ? c.m : 1;
     AddCollective(role, CollectiveKind::kReduceScatter, axis, State::kGrads, n, grads, count,
+                  model_part.grad_sync,
                   fmt::format("{} grads reduce-scattered over {}{}", part, group_name,
                               g_sharded ? " after every micro-batch (grads are sharded)"
                                         : " once per step (each optimizer shard needs its part)"));
     AddCollective(role, CollectiveKind::kAllReduce, axis, State::kGrads, replicas,
                   Bytes::Count(CeilDiv(slice_elems, n) * c.bpp.grads), 1,
+                  model_part.grad_replica_sync,
                   fmt::format("{} grad shards all-reduced across the {} hybrid replica groups",
                               part, replicas));
   } else {
     AddCollective(role, CollectiveKind::kAllReduce, axis, State::kGrads, n * replicas, grads, 1,
+                  model_part.grad_sync,
                   fmt::format("{} grads all-reduced over {} once per step (replicated grads)", part,
                               group_name));
   }
   if (t_gather) {
     AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 2 * c.m,
+                  model_part.param_gather,
                   fmt::format("{} params all-gathered over {} before use, in forward and again "
                               "in backward, every micro-batch",
                               part, group_name));
   } else if (o_sharded && theta == Mode::kReplicated) {
     AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 1,
+                  model_part.updated_param_gather,
                   fmt::format("updated {} params all-gathered over {} after the sharded "
                               "optimizer step (keeps replicated params consistent)",
                               part, group_name));
@@ -381,9 +469,10 @@ RankRole BuildStage(const Context& c, int i) {
       (target == OffloadTarget::kNvme ? mem.offloaded_nvme : mem.offloaded_host) += act;
       mem.offload_staging += act_per_layer * 2;
       AddCopy(role, CopyDirection::kDeviceToHost, State::kActivations, target, act_step,
+              CommPurpose::kActivationOffload,
               "activations saved to the offload target during forward");
       AddCopy(role, CopyDirection::kHostToDevice, State::kActivations, target, act_step,
-              "activations brought back for backward");
+              CommPurpose::kActivationReload, "activations brought back for backward");
       // The kept activations come back through the staging buffers; what recompute rebuilds
       // from them is made on the device.
       mem.activations = rebuilt;
@@ -460,18 +549,18 @@ RankRole BuildStage(const Context& c, int i) {
   if (c.cp_joins_dp) {
     const std::string name = "dp x cp";
     AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, dense_n * c.cp,
-                        dense_replicas, g_slice.dense, "dense");
+                        dense_replicas, g_slice.dense, kDensePart);
     AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, expert_n * c.cp,
-                        expert_replicas, g_slice.expert, "expert");
+                        expert_replicas, g_slice.expert, kExpertPart);
   } else {
     AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, dense_n, dense_replicas,
-                        g_slice.dense, "dense");
+                        g_slice.dense, kDensePart);
     AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, expert_n, expert_replicas,
-                        g_slice.expert, "expert");
+                        g_slice.expert, kExpertPart);
     if (c.cp > 1) {
       const auto [ct, com, cg] = modes(Axis::kContext);
       AddDataParallelComm(c, role, Axis::kContext, "cp", ct, com, cg, c.cp, 1,
-                          g_slice.dense + g_slice.expert, "all");
+                          g_slice.dense + g_slice.expert, kWholeModel);
     }
   }
 
@@ -486,21 +575,21 @@ RankRole BuildStage(const Context& c, int i) {
       const int64_t count = per_layer * role.layers * c.m;
       if (c.sp) {
         AddCollective(role, CollectiveKind::kAllGather, Axis::kTensor, State::kActivations, c.tp,
-                      act_buffer, count,
+                      act_buffer, count, CommPurpose::kSequenceParallelGather,
                       "sequence-parallel activations all-gathered before attention and MLP");
         AddCollective(role, CollectiveKind::kReduceScatter, Axis::kTensor, State::kActivations,
-                      c.tp, act_buffer, count,
+                      c.tp, act_buffer, count, CommPurpose::kSequenceParallelScatter,
                       "attention and MLP outputs reduce-scattered back to sequence shards");
       } else {
         AddCollective(role, CollectiveKind::kAllReduce, Axis::kTensor, State::kActivations, c.tp,
-                      act_buffer, count,
+                      act_buffer, count, CommPurpose::kTensorParallelReduce,
                       "attention and MLP outputs (forward) and input grads (backward) "
                       "all-reduced");
       }
       if (first) {
         AddCollective(role, c.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                       Axis::kTensor, State::kActivations, c.tp, act_buffer, c.m * fwd_passes,
-                      "vocab-parallel embedding output combined");
+                      CommPurpose::kEmbeddingCombine, "vocab-parallel embedding output combined");
       }
     }
     // ---- pipeline parallel: activations forward, their gradients backward, per micro-batch
@@ -518,12 +607,14 @@ RankRole BuildStage(const Context& c, int i) {
       }
       // Point-to-point: a group of two neighbouring stages.
       AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
-                    fwd, "activations sent to the next stage");
+                    fwd, CommPurpose::kPipelineActivations, "activations sent to the next stage");
       AddCollective(role, CollectiveKind::kSendRecv, Axis::kPipeline, State::kActivations, 2, p2p,
-                    bwd, "activation grads sent to the previous stage");
+                    bwd, CommPurpose::kPipelineActivationGrads,
+                    "activation grads sent to the previous stage");
       if (c.params.head == 0 && (first || last)) {
         AddCollective(role, CollectiveKind::kAllReduce, Axis::kPipeline, State::kGrads, 2,
                       Bytes::Count(CeilDiv(t.vocab * t.hidden, c.tp) * c.bpp.grads), 1,
+                      CommPurpose::kTiedEmbeddingSync,
                       "tied word-embedding grads all-reduced between first and last stage");
       }
     }
@@ -537,14 +628,16 @@ RankRole BuildStage(const Context& c, int i) {
       if (c.training->context_parallel_comm == ContextParallelComm::kAllGather) {
         AddCollective(role, CollectiveKind::kAllGather, Axis::kContext, State::kActivations, c.cp,
                       kv * c.cp, (fwd_passes + 1) * role.layers * c.m,
+                      CommPurpose::kContextKvGather,
                       "keys and values all-gathered over cp before every attention pass");
         AddCollective(role, CollectiveKind::kReduceScatter, Axis::kContext, State::kActivations,
-                      c.cp, kv * c.cp, role.layers * c.m,
+                      c.cp, kv * c.cp, role.layers * c.m, CommPurpose::kContextKvGradScatter,
                       "key/value grads reduce-scattered over cp after the attention backward");
       } else {
         const int64_t count = (fwd_passes + 2) * (c.cp - 1) * role.layers * c.m;
         AddCollective(role, CollectiveKind::kSendRecv, Axis::kContext, State::kActivations, c.cp,
-                      kv, count, "key/value chunks (and their grads) passed around the cp ring");
+                      kv, count, CommPurpose::kContextKvRing,
+                      "key/value chunks (and their grads) passed around the cp ring");
       }
     }
     // ---- expert parallel: token dispatch and combine, forward and backward.
@@ -554,6 +647,7 @@ RankRole BuildStage(const Context& c, int i) {
                                  MoeBusiestExpertMultiplier(t));
       AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep,
                     tokens, 2 * (fwd_passes + 1) * role.layers * c.m,
+                    CommPurpose::kExpertDispatchCombine,
                     "tokens dispatched to and combined from their experts");
     }
   }
@@ -568,26 +662,27 @@ RankRole BuildStage(const Context& c, int i) {
         c.Sharded(Axis::kData, State::kGrads) || c.Sharded(Axis::kContext, State::kGrads);
     AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, OffloadTarget::kHost,
             Bytes::Count(omega_elems * c.bpp.grads) * (g_per_micro_batch ? c.m : 1),
+            CommPurpose::kGradToHostOptimizer,
             g_per_micro_batch
                 ? "grad shard copied to the host after every micro-batch's reduce-scatter, "
                   "accumulated there for the host optimizer step"
                 : "grad shard copied to the host for the host optimizer step");
     if (!c.Offloaded(State::kParams)) {
       AddCopy(role, CopyDirection::kHostToDevice, State::kParams, OffloadTarget::kHost,
-              Bytes::Count(omega_elems * c.bpp.params),
+              Bytes::Count(omega_elems * c.bpp.params), CommPurpose::kUpdatedParamReturn,
               "updated parameter shard copied back to the device");
     }
   } else if (c.Offloaded(State::kGrads)) {
     const OffloadTarget target = c.Target(State::kGrads);
     const Bytes g = Bytes::Count(DeviceElements(c, State::kGrads, i) * c.bpp.grads);
-    AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, target, g,
+    AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, target, g, CommPurpose::kGradOffload,
             "grad shard offloaded after backward");
-    AddCopy(role, CopyDirection::kHostToDevice, State::kGrads, target, g,
+    AddCopy(role, CopyDirection::kHostToDevice, State::kGrads, target, g, CommPurpose::kGradReload,
             "grad shard brought back for the device optimizer step");
   }
   if (c.Offloaded(State::kParams)) {
     AddCopy(role, CopyDirection::kHostToDevice, State::kParams, c.Target(State::kParams),
-            theta_shard * (2 * c.m),
+            theta_shard * (2 * c.m), CommPurpose::kParamFetch,
             "parameter shard fetched before the all-gather, in forward and in backward");
   }
   return role;

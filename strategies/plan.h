@@ -53,6 +53,52 @@ enum class CollectiveKind : uint8_t {
 };
 const char* CollectiveKindName(CollectiveKind k);  // "all-reduce", "reduce-scatter", ...
 
+// Why the strategy moves these bytes: one value per distinct reason the analyzer emits a
+// collective or an offload copy. Consumers key on it (the schedule runs the expert part's
+// data-parallel collectives over the expert replica group); `purpose` strings are for people
+// and may be reworded. "Expert" values are the expert parameters' part of a data-parallel
+// exchange; their dense twins cover the dense part, or every parameter where cp has its own
+// placement.
+enum class CommPurpose : uint8_t {
+  // Data-parallel (dp, cp, or dp x cp) exchanges of model states.
+  kGradSync,                  // grads reduced over the group: all-reduce or reduce-scatter
+  kExpertGradSync,            // the same for the expert parameters' grads
+  kGradReplicaSync,           // reduced grad shards all-reduced across hybrid replica groups
+  kExpertGradReplicaSync,     // the same for the expert parameters' grad shards
+  kParamGather,               // sharded params all-gathered before use (forward and backward)
+  kExpertParamGather,         // the same for the expert parameters
+  kUpdatedParamGather,        // replicated params all-gathered after a sharded optimizer step
+  kExpertUpdatedParamGather,  // the same for the expert parameters
+  // Tensor parallelism (Megatron-LM) and its sequence parallelism.
+  kTensorParallelReduce,     // attention and MLP outputs (and input grads) all-reduced
+  kSequenceParallelGather,   // sequence shards all-gathered before attention and MLP
+  kSequenceParallelScatter,  // attention and MLP outputs reduce-scattered to sequence shards
+  kEmbeddingCombine,         // the vocab-parallel embedding's output combined
+  // Pipeline parallelism.
+  kPipelineActivations,      // activations sent to the next stage
+  kPipelineActivationGrads,  // activation grads sent to the previous stage
+  kTiedEmbeddingSync,        // tied word-embedding grads all-reduced, first and last stage
+  // Context parallelism: keys and values exchanged for attention.
+  kContextKvGather,       // K/V all-gathered before every attention pass
+  kContextKvGradScatter,  // K/V grads reduce-scattered after the attention backward
+  kContextKvRing,         // K/V chunks (and their grads) passed around the ring
+  // Expert parallelism.
+  kExpertDispatchCombine,  // tokens all-to-all'd to their experts and back
+  // Offload copies.
+  kActivationOffload,    // activations saved to the offload target in forward
+  kActivationReload,     // activations brought back for backward
+  kGradToHostOptimizer,  // grad shard copied to the host for the host optimizer step
+  kUpdatedParamReturn,   // updated param shard copied back from the host optimizer
+  kGradOffload,          // grad shard offloaded after backward
+  kGradReload,           // grad shard brought back for the device optimizer step
+  kParamFetch,           // offloaded param shard fetched before its all-gather
+};
+// A stable identifier: "grad-sync", "expert-grad-sync", ... (kebab case of the value).
+const char* CommPurposeName(CommPurpose p);
+// True for the expert parameters' part of a data-parallel exchange (the four kExpert*Sync and
+// kExpert*Gather values), which runs over the expert replica group when ep > 1.
+bool IsExpertPartSync(CommPurpose p);
+
 // One collective as seen by one device, repeated `count` times per optimizer step.
 // Ring volumes per device: all-reduce 2(N-1)/N·S, reduce-scatter and all-gather (N-1)/N·S,
 // all-to-all (N-1)/N·S, where S = buffer_bytes is the full (unsharded) buffer; send/recv and
@@ -66,7 +112,8 @@ struct Collective {
   Bytes bytes_per_call;
   int64_t count = 0;
   Bytes total_bytes;
-  std::string purpose;  // one line: why the strategy needs it
+  CommPurpose reason = CommPurpose::kGradSync;  // why, for programs
+  std::string purpose;                          // one line: why the strategy needs it, for people
 };
 
 // A PCIe (or NVMe) copy of an offloaded state, per device per step.
@@ -77,7 +124,8 @@ struct OffloadCopy {
   State state = State::kGrads;
   OffloadTarget target = OffloadTarget::kHost;
   Bytes bytes_per_step;
-  std::string purpose;
+  CommPurpose reason = CommPurpose::kGradOffload;  // why, for programs
+  std::string purpose;                             // why, for people
 };
 
 // -------------------------------------------------------------------------- roles

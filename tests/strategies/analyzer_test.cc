@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "strategies/model.h"
 #include "strategies/presets.h"
 #include "test_util.h"
@@ -285,6 +289,48 @@ TEST(Analyze, ImpossibleInputsAreAStatus) {
   p = Analyze(Model("llama2-7b"), bad, s, MakeCluster(1));
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("training.micro_batch"), std::string::npos);
+}
+
+TEST(Analyze, ExpertPartCollectivesSayTheyAreTheExperts) {
+  // mixtral-8x7b, ZeRO-1 over dp 8 with ep 2: the dense part's grads are reduce-scattered over
+  // all 8 dp ranks and its updated params all-gathered there; the experts' part over the
+  // dp / ep = 4 ranks holding the same experts; tokens are exchanged over ep = 2. Hybrid
+  // replica groups have one member here, so no replica all-reduce is emitted.
+  const Plan p =
+      MustAnalyze("mixtral-8x7b", "zero1", {.dp = 8, .ep = 2}, MakeTraining(1, 8), MakeCluster(1));
+  std::vector<CommPurpose> reasons;
+  std::vector<int> groups;
+  for (const Collective& c : p.largest().collectives) {
+    reasons.push_back(c.reason);
+    groups.push_back(c.group_size);
+    EXPECT_EQ(IsExpertPartSync(c.reason), c.axis == Axis::kData && c.group_size == 4)
+        << CommPurposeName(c.reason);
+  }
+  EXPECT_EQ(reasons, (std::vector<CommPurpose>{
+                         CommPurpose::kGradSync, CommPurpose::kUpdatedParamGather,
+                         CommPurpose::kExpertGradSync, CommPurpose::kExpertUpdatedParamGather,
+                         CommPurpose::kExpertDispatchCombine}));
+  EXPECT_EQ(groups, (std::vector<int>{8, 8, 4, 4, 2}));
+}
+
+TEST(Analyze, OffloadCopiesSayWhyTheyMove) {
+  // ZeRO-Offload: the grad shard goes to the host optimizer, the updated params come back.
+  const Plan p =
+      MustAnalyze("llama2-7b", "zero-offload", {.dp = 8}, MakeTraining(1, 8), MakeCluster(1));
+  ASSERT_EQ(p.largest().copies.size(), 2u);
+  EXPECT_EQ(p.largest().copies[0].reason, CommPurpose::kGradToHostOptimizer);
+  EXPECT_EQ(p.largest().copies[1].reason, CommPurpose::kUpdatedParamReturn);
+}
+
+TEST(CommPurpose, EveryValueHasItsOwnName) {
+  std::set<std::string> names;
+  const int count = static_cast<int>(CommPurpose::kParamFetch) + 1;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = CommPurposeName(static_cast<CommPurpose>(i));
+    EXPECT_NE(name, "unknown") << i;
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(count));
 }
 
 }  // namespace
