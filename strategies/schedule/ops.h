@@ -69,7 +69,8 @@ const char* MemorySpaceName(MemorySpace m);  // "device", "host", "nvme"
 
 // Which ranks of the collective's axis take part, for the simulator to resolve with the
 // rank's coordinate: the whole axis; the shard group (shard_group_size consecutive dp ranks);
-// or the replica group (the dp ranks holding the same shard, one per shard group).
+// or the replica group (the dp ranks holding the same shard, one per shard group; under
+// ep > 1 also the dp / ep ranks holding the same experts, stride ep).
 enum class GroupKind : uint8_t { kAxis, kShardGroup, kReplicaGroup };
 const char* GroupKindName(GroupKind g);  // "axis", "shard-group", "replica-group"
 

@@ -1,7 +1,7 @@
 // Pipeline parallelism: the point-to-point sends and receives between stages (and the tied
 // word embedding's gradient exchange), and the matching of every receive to its send once all
 // stages are built. A send is a kSendRecv collective on the pp axis on the kP2p stream; a
-// receive takes no time of its own (schedule.h). Thread-safety: one builder per thread;
+// receive takes no time of its own (ops.h). Thread-safety: one builder per thread;
 // MatchReceives is a pure function of its input.
 #include <map>
 #include <tuple>
