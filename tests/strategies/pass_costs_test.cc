@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "strategies/cost/arith.h"
+#include "strategies/presets.h"
 
 namespace placesim::strategies::cost {
 namespace {
@@ -95,6 +96,25 @@ TEST(PassCosts, BuffersFollowTheShardOfTheSequenceAndHeads) {
   EXPECT_EQ(c.kv, Bytes::Count(2 * 2 * 16 * (64 / 2) * 2));  // K and V, half the heads
   EXPECT_EQ(c.all_to_all, Bytes::Zero());                    // dense
   EXPECT_EQ(c.embedding_activations, Bytes::Count(2 * 16 * 64 / 2));
+}
+
+TEST(PassCosts, MoeLayerIsAttentionRouterAndExperts) {
+  // Mixtral 8x7B (h = 4096, s = 4096, 8 SwiGLU experts of f = 14336, top-2, capacity 1),
+  // b = 1, ep = 8, tp = 1. Router: 2 b s h E = 2 x 4096 x 4096 x 8 = 268,435,456 FLOPs.
+  // Experts: top_k x cf = 2 MLPs a token, each 2 x 3 h f = 352,321,536 FLOPs:
+  // 2 x 4096 x 352,321,536 = 2,886,218,022,912. All-to-all: 2 x (2 b s h) = 67,108,864 bytes.
+  const TransformerSpec& t = FindModelPreset("mixtral-8x7b")->transformer;
+  topology::MeshShape mesh = Mesh(1, 1);
+  mesh.dp = 8;
+  mesh.ep = 8;
+  const PassCosts c = ComputePassCosts(t, Training(1), mesh, Recompute::kNone, false);
+  EXPECT_DOUBLE_EQ(c.forward.router.flops.count(), 268'435'456.0);
+  EXPECT_DOUBLE_EQ(c.forward.experts.flops.count(), 2'886'218'022'912.0);
+  EXPECT_DOUBLE_EQ(c.forward.whole.flops.count(), 0.0);
+  EXPECT_DOUBLE_EQ(c.forward.mlp.flops.count(), 0.0);
+  EXPECT_EQ(c.all_to_all, Bytes::Count(67'108'864));
+  // Each rank holds 8 / ep = 1 expert of 3 h f = 176,160,768 parameters.
+  EXPECT_EQ(c.layer_expert_elements, 176'160'768);
 }
 
 }  // namespace
