@@ -1,6 +1,6 @@
 // BuildSchedules: analyze the scenario for the plan the schedule must agree with, refuse what
 // is out of scope or too large, build each pipeline stage's schedule (StageBuilder,
-// strategies/schedule/stage_builder.h), then match the stages' receives to their sends.
+// strategies/schedule/internal/stage_builder.h), then match the stages' receives to their sends.
 // Thread-safety: a pure function.
 #include "strategies/schedule.h"
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "strategies/analyzer.h"
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies {
 

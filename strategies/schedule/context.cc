@@ -3,7 +3,7 @@
 // parts, part k (k >= 1) computing against the K/V chunk the k-th ring exchange brought in;
 // the all-gather variant (Llama 3) gathers all K/V first. Thread-safety: one builder per
 // thread.
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies::schedule_internal {
 

@@ -3,7 +3,7 @@
 // group and combined by another (Lepikhin et al. 2021, GShard; Fedus et al. 2022). Each
 // all-to-all moves the busiest rank's top_k x cf x b s h x 2 bytes (1/t under SP), as the plan
 // counts them. Thread-safety: one builder per thread.
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies::schedule_internal {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/check.h"
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies::schedule_internal {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "strategies/cost/arith.h"
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies::schedule_internal {
 

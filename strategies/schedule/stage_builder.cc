@@ -1,8 +1,8 @@
 // StageBuilder: one pipeline stage's layout (units, layers), its passes in PipelineOrder, and
 // the layers' forward, recompute and backward, composed from the per-axis blocks (tensor.cc,
-// context.cc, expert.cc). See stage_builder.h for the file map and docs/schedule.md for what a step
-// holds. Thread-safety: one builder per thread.
-#include "strategies/schedule/stage_builder.h"
+// context.cc, expert.cc). See internal/stage_builder.h for the file map and docs/schedule.md
+// for what a step holds. Thread-safety: one builder per thread.
+#include "strategies/schedule/internal/stage_builder.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,9 +1,9 @@
 // MakeStepContext: what every stage's builder shares, derived once from the inputs and the
-// plan (stage_builder.h). Thread-safety: pure functions.
+// plan (internal/stage_builder.h). Thread-safety: pure functions.
 #include <algorithm>
 
 #include "strategies/cost/arith.h"
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies::schedule_internal {
 

@@ -6,7 +6,7 @@
 // Thread-safety: one builder per thread.
 #include <vector>
 
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies::schedule_internal {
 

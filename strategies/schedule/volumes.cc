@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 
 namespace placesim::strategies::schedule_internal {
 

@@ -8,7 +8,7 @@
 #include "strategies/analyzer.h"
 #include "strategies/presets.h"
 #include "strategies/schedule.h"
-#include "strategies/schedule/stage_builder.h"
+#include "strategies/schedule/internal/stage_builder.h"
 #include "test_util.h"
 
 namespace placesim::strategies {

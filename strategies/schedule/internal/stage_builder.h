@@ -1,7 +1,7 @@
-// Internal to BuildSchedules (strategies/schedule.cc); nothing outside strategies/schedule*
-// includes it. StepContext holds what is derived once per step and shared by every pipeline
-// stage; StageBuilder emits the schedule of one stage. Its methods are grouped by axis, one
-// file each:
+// Internal to BuildSchedules (strategies/schedule.cc): only the schedule's own files and
+// their tests include it. StepContext holds what is derived once per step and shared by every
+// pipeline stage; StageBuilder emits the schedule of one stage. Its methods are grouped by axis,
+// one file each:
 //   stage_builder.cc   layout (units, layers), the pass loop, the layers' forward, recompute
 //                      and backward, op primitives
 //   tensor.cc          tp collectives and blocks (Megatron f / g, sequence parallelism,
@@ -13,11 +13,12 @@
 //                      offload copies, the tied-embedding exchange, the optimizer step
 //   volumes.cc         per-device bytes of every collective from the plan
 //   scope.cc           what is generated (CheckScope) and the size bound
+//   step_context.cc    MakeStepContext: shapes, placement on dp x cp, shared helpers
 // Invariant kept while emitting: an op is appended only after every op it depends on, so
 // dependencies always point backwards. A dependency of -1 means none and is dropped.
 // Thread-safety: a StageBuilder is used by one thread; StepContext is read-only once built.
-#ifndef PLACESIM_STRATEGIES_SCHEDULE_STAGE_BUILDER_H_
-#define PLACESIM_STRATEGIES_SCHEDULE_STAGE_BUILDER_H_
+#ifndef PLACESIM_STRATEGIES_SCHEDULE_INTERNAL_STAGE_BUILDER_H_
+#define PLACESIM_STRATEGIES_SCHEDULE_INTERNAL_STAGE_BUILDER_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -279,4 +280,4 @@ class StageBuilder {
 
 }  // namespace placesim::strategies::schedule_internal
 
-#endif  // PLACESIM_STRATEGIES_SCHEDULE_STAGE_BUILDER_H_
+#endif  // PLACESIM_STRATEGIES_SCHEDULE_INTERNAL_STAGE_BUILDER_H_
