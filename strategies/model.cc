@@ -4,14 +4,15 @@
 
 #include <cmath>
 
+#include "strategies/cost/arith.h"
+
 namespace placesim::strategies {
 namespace {
 
+using cost::CeilDiv;
+
 int64_t KvHeads(const TransformerSpec& t) { return t.kv_heads > 0 ? t.kv_heads : t.heads; }
 bool IsMoe(const TransformerSpec& t) { return t.experts > 1; }
-
-// Ceiling division for non-negative operands.
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 

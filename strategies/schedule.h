@@ -1,255 +1,35 @@
-// Schedule: the hardware-agnostic work of one training step on one rank, as a DAG of plain
-// ops that a simulator executes. Built by BuildSchedules for the data-parallel family (DDP,
-// ZeRO-1/2/3, FSDP, hybrid sharding, ZeRO-Offload, ZeRO-Infinity) on dp, composed with
-// Megatron tensor parallelism (with or without sequence parallelism) on tp, pipeline
-// parallelism (GPipe, 1F1B, interleaved 1F1B) on pp, context parallelism (ring attention)
-// on cp and, for mixture-of-experts models, expert parallelism on ep (DDP and ZeRO-1 on dp). Every
-// rank of a pipeline stage plays the same role, so one Schedule per stage describes them all;
-// stages exchange activations through matched send / receive ops. Durations are not part of a
-// schedule: the device that runs an op decides them.
+// Step schedules: the hardware-agnostic work of one training step, one Schedule (a DAG of
+// plain ops, strategies/schedule/ops.h) per pipeline stage, for the executor to replay.
+// Generated for the data-parallel family on dp (DDP, ZeRO-1/2/3, FSDP, hybrid sharding,
+// ZeRO-Offload, ZeRO-Infinity) composed with Megatron tensor parallelism (with or without
+// sequence parallelism) on tp, pipeline parallelism (GPipe, 1F1B, interleaved 1F1B) on pp,
+// context parallelism (ring attention or all-gather) on cp and, for mixture-of-experts models,
+// expert parallelism on ep. Every rank of a stage plays the same role, so one schedule
+// describes them all; stages exchange activations through matched send / receive ops.
+// docs/schedule.md derives what a step holds, axis by axis, and maps the files that build it.
 //
-// What a step holds (m micro-batches of b sequences, L layers, units of layers_per_unit):
-//   static state   Alloc ops first: params, grads, optimizer, offload staging on the device,
-//                  offloaded states on the host or NVMe; never freed (they outlive the step).
-//   forward        per micro-batch: embedding, L layers, output layer; each keeps its
-//                  activations (Alloc kActivations, or kCheckpoints under full recompute).
-//   backward       in reverse: [recompute] backward-input, backward-weight; activations freed
-//                  after the backward-weight op of their layer. Recompute allocates what it
-//                  rebuilds (the layer's activations less what it kept) and frees it with them.
-//   gradient sync  replicated parameters (DDP, ZeRO-1/2, ZeRO-Offload): the gradient buffer
-//                  is cut, in backward order, into buckets of bucket_bytes (the last one
-//                  shorter); each bucket is all-reduced (G R, Ω R) or reduce-scattered (G or Ω
-//                  sharded) as soon as the backward-weight op that completes it has run. The
-//                  buckets cut at exact byte boundaries, where PyTorch DDP keeps each tensor
-//                  whole. Gathered parameters (S*, or Θ offloaded): each unit's gradient is
-//                  reduce-scattered after its backward. Gradients replicated on dp (G R) are
-//                  synchronized only after the last micro-batch (DDP no_sync) unless
-//                  sync_grads_every_micro_batch; sharded gradients after every micro-batch.
-//   parameters     S*: every unit all-gathered before its forward and again before its
-//                  backward, prefetch_depth uses ahead, and freed after use. Θ offloaded: the
-//                  unit's shard is copied in (H2D or NVMe read) into staging, then gathered.
-//   tensor par.    tp > 1: every state is this tp rank's slice (1/t of the matrices, the norms
-//                  and row-parallel biases whole), so dp buckets and units shrink by t. A
-//                  layer's forward, full recompute and backward-input are two blocks each
-//                  (attention, MLP); each block closes with an all-reduce over the tp group of
-//                  b s h x 2 bytes (forward: its output; backward: its input gradient), or
-//                  with sequence parallelism opens with an all-gather and closes with a
-//                  reduce-scatter of that buffer (Korthikanti et al. 2022). The compute that
-//                  reads a collective's result depends on it, so tp communication sits on the
-//                  critical path (unless ScheduleOptions::tp_comm_overlap chunks the blocks),
-//                  except the backward's last one, which overlaps the layer's backward-weight
-//                  GEMM. The vocab-parallel embedding's
-//                  output is all-reduced (SP: reduce-scattered) once per forward pass, full
-//                  recompute's included, as the plan counts it.
-//   pipeline       pp > 1: stage i holds L / p layers in v chunks (v = virtual_stages under
-//                  interleaved 1F1B, else 1); chunk c is virtual stage c p + i, the embedding on
-//                  stage 0's chunk 0 and the output layer on stage p-1's chunk v-1. The stage
-//                  runs the passes of PipelineOrder (pipeline.h); a pass that does not start the
-//                  model opens with a kRecv of its input (forward: the activation of the virtual
-//                  stage before; backward: the gradient from the one after), and one that does
-//                  not end it closes with a send (kSendRecv on pp, stream kP2p) of b s h x 2 / t
-//                  bytes (the scatter / gather optimization, or the sequence-parallel shard).
-//                  No bubble is written anywhere: it is the time stages wait on their receives.
-//                  Gradients of replicated parameters are synchronized after the last micro-
-//                  batch's backward of each bucket; a tied word embedding's gradients are
-//                  exchanged between the first and the last stage before the update.
-//   context par.   cp > 1: each rank holds s / cp tokens; its GEMMs cover them and its queries
-//                  attend to all s keys. Every attention pass (forward, full recompute,
-//                  backward-input) runs in cp parts; the k-th ring exchange (kSendRecv on cp,
-//                  K and V of s / cp tokens, 2 x kv-width / t x 2 bytes per token) brings the
-//                  chunk part k reads, overlapping the parts before it, and in backward each
-//                  part passes on its K/V gradient too. The model states are placed on cp as
-//                  on dp and synchronized over dp x cp (Op::spans_context).
-//   experts        MoE layers (experts > 1): the layer's MLP block is the router, then the
-//                  experts; with ep > 1 (ep groups carved out of dp: ep consecutive dp ranks,
-//                  GroupKind::kAxis on topology::Axis::kExpert) the tokens are dispatched to
-//                  their experts by an all-to-all before and combined by one after (backward-
-//                  input: the combine's gradient, the experts, the dispatch's gradient, then the
-//                  router), each of top_k x capacity_factor x b s h x 2 bytes (1/t of the
-//                  sequence under SP), so 2 x (forward passes + 1) per layer and micro-batch,
-//                  full recompute's included. Under tp the tp collectives wrap the whole block.
-//                  Each rank holds E / ep experts (1/t of each); with balanced routing it runs
-//                  top_k x cf MLPs' worth of its own token count. Expert gradients are bucketed
-//                  apart from the dense ones and synchronized over the dp / ep ranks holding the
-//                  same experts (kReplicaGroup of dp / ep, stride ep, on dp), as are ZeRO-1's
-//                  updated expert parameters; the dense ones over dp as above. With ep = 1 the
-//                  experts are placed and synchronized with the dense states. Refused with
-//                  ep > 1: gathered params or sharded grads (ZeRO-2/3, FSDP), offload, hybrid
-//                  shard groups, and cp > 1.
-//   optimizer      on the device shard (Compute, phase kOptimizer), or on the host
-//                  (HostCompute) after the gradient shard is copied out after every micro-
-//                  batch; then, for replicated parameters over a sharded optimizer, the
-//                  updated shard (copied back when the optimizer is offloaded) all-gathered.
-//
-// FLOPs (Narayanan et al. 2021, eq. 3 per layer): a layer's forward on b sequences of s tokens
-// is 24 b s h^2 + 4 b s^2 h (per cp rank 24 b s_c h^2 + 4 b s_c s h, s_c = s / cp); backward-input
-// and backward-weight one forward each; full recompute re-runs the forward, selective recompute
-// only the attention core (4 b s^2 h). The output layer carries eq. 3's vocabulary term, K/16 b s h
-// V per micro-batch (K = 96 with full recompute, 72 otherwise) in three equal parts; the embedding
-// lookup has no FLOPs. So the compute FLOPs of one rank's step times tp x cp x dp (every op's FLOPs
-// are 1/t of the layer's), summed over the stages, equal Plan::flops_per_iteration, for every model
-// shape (eq. 3 speaks of the GPT shape; the plan and the schedule both apply it as written).
-// MoE layers (model.h): attention as eq. 3; the MLP term 16 b s h^2 once per routed expert,
-// top_k x capacity_factor, plus the router 2 b s h E, each 1/t per tp rank.
-// Bytes read and written per compute op (for a roofline): the op's weights, its input, and
-// the activations it saves or reads back; the optimizer reads and writes its shard.
-//
-// Invariants (tested against Analyze for the same inputs, per stage against the plan's role of
-// that stage):
-//   - every dependency of op i has an index < i, so index order is a topological order; ops
-//     of one stream run in index order, and deps name only what the stream order does not.
-//   - static allocs equal the plan's memory per state to the byte (params, grads, optimizer,
-//     offload_staging on device; offloaded_host and offloaded_nvme off device); the live
-//     activation (+ checkpoint) bytes, recompute's working set included, peak at the plan's
-//     activations figure.
-//   - every Free names its Alloc (same bytes, tag and memory); at the end of the step only
-//     the static allocs are live.
-//   - the collectives' buffer bytes and per-device bytes, summed per (kind, state, axis, group),
-//     equal the plan's collectives to the byte (sync_grads_every_micro_batch multiplies the
-//     replicated-gradient sync by m; the tied embedding's all-reduce of two between the first
-//     and last stage is one send of S each way), and the copies sum to the plan's offload
-//     copies.
-//   - every kRecv matches a send of its peer stage addressed to it, of the same micro-batch and
-//     phase; sends and receives pair one to one.
-// Thread-safety: plain values; BuildSchedules is a pure function of its inputs.
+// Invariants of the result (tests/strategies/schedule_test.cc, against Analyze's plan):
+//   - deps point backwards (index order is a topological order); each stream runs in order.
+//   - static allocs equal the plan's memory per state to the byte; live activations peak at
+//     the plan's figure; every Free names its Alloc; only static allocs outlive the step.
+//   - collective bytes per (kind, state, axis) equal the plan's; compute FLOPs x tp x cp x dp,
+//     over the stages, equal Plan::flops_per_iteration.
+//   - every kRecv matches one send of its peer stage.
+// Units: Flops and Bytes (base/units.h); no durations. Thread-safety: plain values;
+// BuildSchedules is a pure function of its inputs.
 #ifndef PLACESIM_STRATEGIES_SCHEDULE_H_
 #define PLACESIM_STRATEGIES_SCHEDULE_H_
 
 #include <cstdint>
-#include <span>
-#include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "base/units.h"
-#include "strategies/pipeline.h"
-#include "strategies/plan.h"
+#include "strategies/schedule/ops.h"
 #include "strategies/spec.h"
-#include "topology/mesh.h"
 #include "topology/spec.h"
 
 namespace placesim::strategies {
-
-// kRecv: the arrival of a point-to-point transfer from another pipeline stage. It takes no
-// time of its own: it finishes when the matching send (Op::match in the schedule of stage
-// Op::peer_stage) has delivered its bytes, and the compute that reads the data depends on it.
-enum class OpKind : uint8_t { kCompute, kCollective, kCopy, kHostCompute, kAlloc, kFree, kRecv };
-const char* OpKindName(OpKind k);  // "compute", "collective", "copy", "host-compute", ...
-
-// Each stream runs its ops one at a time in index order; streams run concurrently. kP2p holds
-// the pipeline sends (a communicator of their own, as Megatron-LM's p2p ops), so they never
-// queue behind data- or tensor-parallel collectives.
-enum class Stream : uint8_t { kCompute, kComm, kCopy, kHost, kP2p };
-inline constexpr int kNumStreams = 5;
-const char* StreamName(Stream s);  // "compute", "comm", "copy", "host", "p2p"
-
-enum class Phase : uint8_t {
-  kStep,  // step-level: static allocs
-  kForward,
-  kBackwardInput,
-  kBackwardWeight,  // also the gradient synchronization
-  kRecompute,
-  kOptimizer,  // the update and the all-gather of updated parameters
-};
-const char* PhaseName(Phase p);  // "step", "forward", "backward-input", ...
-
-// NVMe copies go between the device and NVMe through a host bounce buffer; the executor
-// models that path.
-enum class CopyKind : uint8_t { kDeviceToHost, kHostToDevice, kNvmeRead, kNvmeWrite };
-const char* CopyKindName(CopyKind k);  // "d2h", "h2d", "nvme-read", "nvme-write"
-
-// What an Alloc / Free holds.
-enum class MemoryTag : uint8_t {
-  kParams,          // the resident parameters (full, or this rank's shard)
-  kGatheredParams,  // a unit's all-gathered parameters, live from gather to last use
-  kGrads,           // the gradient accumulation buffer (full, or this rank's shard)
-  kGradBuckets,     // a bucket or unit of full gradients awaiting its reduce-scatter
-  kOptimizer,       // optimizer state (and fp32 master weights)
-  kActivations,     // activations kept for backward, or rebuilt by recompute
-  kCheckpoints,     // the layer inputs kept under full recompute
-  kStaging,         // device buffers that stream offloaded states
-};
-const char* MemoryTagName(MemoryTag t);  // "params", "gathered-params", ...
-
-enum class MemorySpace : uint8_t { kDevice, kHost, kNvme };
-const char* MemorySpaceName(MemorySpace m);  // "device", "host", "nvme"
-
-// Which ranks of the collective's axis take part, for the simulator to resolve with the
-// rank's coordinate: the whole axis; the shard group (shard_group_size consecutive dp ranks);
-// or the replica group (the dp ranks holding the same shard, one per shard group).
-enum class GroupKind : uint8_t { kAxis, kShardGroup, kReplicaGroup };
-const char* GroupKindName(GroupKind g);  // "axis", "shard-group", "replica-group"
-
-// Layer of an op that belongs to no transformer layer.
-inline constexpr int32_t kNoLayer = -1;
-inline constexpr int32_t kEmbeddingLayer = -2;
-inline constexpr int32_t kOutputLayer = -3;
-
-struct Op {
-  // Fields are ordered by size so that an op takes 104 bytes: a step holds millions of them.
-  OpKind kind = OpKind::kCompute;
-  Stream stream = Stream::kCompute;
-  Phase phase = Phase::kStep;
-  // kCollective.
-  CollectiveKind collective = CollectiveKind::kAllReduce;
-  topology::Axis axis = topology::Axis::kData;
-  GroupKind group = GroupKind::kAxis;
-  State state = State::kGrads;  // the training state moved (collectives and copies)
-  // kCollective on the dp axis: the group also spans the cp axis (gradients and ZeRO shards
-  // are synchronized over dp x cp, as in Megatron-LM), its members ordered by (dp, cp) with cp
-  // innermost; group_size counts them all. A replica group that spans cp is a dp replica
-  // group times the whole cp axis (the experts' under ep, dp / ep x cp ranks).
-  bool spans_context = false;
-  // kCopy.
-  CopyKind copy = CopyKind::kDeviceToHost;
-  // kAlloc, kFree.
-  MemoryTag tag = MemoryTag::kParams;
-  MemorySpace space = MemorySpace::kDevice;
-  int32_t layer = kNoLayer;  // 0..L-1, kEmbeddingLayer, kOutputLayer or kNoLayer
-  int32_t unit = -1;         // gather / wrap unit, -1 when none
-  int32_t micro_batch = -1;  // 0..m-1, -1 for step-level ops
-  // The model chunk (virtual pipeline stage, 0..v-1) the op works on; -1 when none.
-  int32_t chunk = -1;
-  int32_t group_size = 1;  // kCollective
-  // Pipeline point-to-point. A send is a kCollective of kind kSendRecv on the pp axis
-  // (group_size 2, buffer_bytes = bytes = what it moves): peer_stage is the receiving stage.
-  // A kRecv: peer_stage is the sending stage and match the index of the send in its schedule.
-  int32_t peer_stage = -1;
-  int32_t match = -1;
-  int32_t alloc = -1;  // kFree: the index of its Alloc
-  // This op starts only after ops deps[deps_begin, deps_end) have finished.
-  int32_t deps_begin = 0;
-  int32_t deps_end = 0;
-  // kCompute, kHostCompute: the work, for a roofline on the device (or host) that runs it.
-  Flops flops;
-  Bytes bytes_read;
-  Bytes bytes_written;
-  // kCompute: HBM bytes of the memory-bound kernels between the op's GEMMs (norms, softmax,
-  // dropout, activation functions, residual adds; ElementwiseTrafficPerLayer in model.h). They
-  // run as kernels of their own, so their time adds to the GEMMs' instead of hiding under it.
-  Bytes elementwise_bytes;
-  Bytes buffer_bytes;  // kCollective: the full (unsharded) buffer S of the collective
-  // kCollective: bytes this device sends (ring volume, as Collective::bytes_per_call);
-  // kCopy: bytes moved; kAlloc/kFree: the allocation's size.
-  Bytes bytes;
-};
-static_assert(sizeof(Op) <= 104, "an op grew: a step holds millions of them");
-
-struct Schedule {
-  std::string role;   // the plan's rank role ("all ranks", "pp stage 0 (first)", ...)
-  int32_t stage = 0;  // the pipeline stage whose ranks run it (0 when pp = 1)
-  int64_t ranks = 0;  // ranks that run this schedule (world / pp)
-  int64_t micro_batches = 0;
-  int64_t units = 0;  // gather / wrap units (embedding, layer groups, output layer)
-  std::vector<Op> ops;
-  std::vector<int32_t> deps;  // flat; each op names its range
-
-  std::span<const int32_t> DepsOf(size_t op) const {
-    const Op& o = ops[op];
-    return std::span<const int32_t>(deps).subspan(static_cast<size_t>(o.deps_begin),
-                                                  static_cast<size_t>(o.deps_end - o.deps_begin));
-  }
-};
 
 struct ScheduleOptions {
   // Gradient bucket size (PyTorch DDP bucket_cap_mb = 25, i.e. 25 MiB; DeepSpeed's
@@ -277,16 +57,16 @@ struct ScheduleOptions {
 // Real jobs stay far below: 126 layers × 512 micro-batches is about half a million ops.
 inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
 
-// One schedule per pipeline stage, in stage order (one when pp = 1), with every kRecv's match
-// set. Returns kFailedPrecondition, naming the reason, for what it does not generate: expert
-// parallelism ("model-parallel schedules are not generated yet: ep=8"), pp without Θ, Ω and G
-// split on pp, cp whose model states are placed otherwise than on dp or whose activations
-// are not split on cp, tp without Megatron slicing (Θ, Ω, G S on tp) or
-// with M / O activations on tp, a bare parameter count without an architecture, offloaded or
-// dp-sharded activations, and placements with correctness errors (Analyze's findings);
-// kInvalidArgument for inputs Analyze rejects or a bucket size below one byte; kOutOfRange,
-// with the count and what reduces it, when the schedule could exceed kMaxScheduleOps.
-// The cluster serves Analyze only (the plan the schedule agrees with); no duration is derived.
+// One schedule per pipeline stage, in stage order (one when pp = 1), every kRecv's match set.
+// Errors: kInvalidArgument for inputs Analyze rejects or bucket_bytes < 1 byte;
+// kFailedPrecondition, naming the reason, for what is not generated (docs/schedule.md,
+// "Scope": an axis whose model states are not sliced on it, cp states placed unlike dp's,
+// ep > 1 with offloaded states or hybrid shard groups, M / O activations on tp, offloaded or
+// dp-sharded activations, no architecture, correctness errors); kOutOfRange, with the count and
+// what reduces it, when a stage could exceed kMaxScheduleOps; kInternal when a collective has
+// no counterpart in the plan (a bug). The cluster serves Analyze only; no duration is derived.
+// Complexity: Analyze, then O(ops) per stage (ops ~ m x (layers + units) + buckets x syncs),
+// O(ops log ops) to match receives; memory reserved up front at the stage's op bound.
 StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const TrainingSpec& training,
                                                const StrategySpec& strategy,
                                                const topology::ClusterSpec& cluster,

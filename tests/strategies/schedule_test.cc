@@ -1,6 +1,7 @@
 // Schedules of the data-parallel family: their sums agree with the analytic plan (FLOPs,
 // static memory, collective volumes, offload copies), their structure follows the strategy
-// (DDP buckets, no_sync, ZeRO-3 gathers), and memory events balance.
+// (DDP buckets, no_sync, ZeRO-3 gathers), and memory events balance. The derivations the
+// expected values follow are in docs/schedule.md.
 #include "strategies/schedule.h"
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 
 #include "strategies/analyzer.h"
 #include "strategies/model.h"
+#include "strategies/pipeline.h"
 #include "strategies/presets.h"
 #include "test_util.h"
 
