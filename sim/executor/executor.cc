@@ -688,7 +688,7 @@ Status Runner::SetupTrace() {
         "trace_ranks: {} ranks over {} schedules trace {} ops; the limit is {}: trace fewer ranks",
         traced_ranks, lanes_.size(), traced_ops, kMaxTracedOps));
   }
-  traces::ChromeTraceWriter& t = *opt_.trace;
+  traces::TraceSink& t = *opt_.trace;
   for (size_t k = 0; k < lanes_.size(); ++k) {
     Lane& lane = lanes_[k];
     for (int64_t r : ranks[k]) {

@@ -163,7 +163,7 @@
 #include "strategies/spec.h"
 #include "topology/cluster.h"
 #include "topology/mesh.h"
-#include "traces/chrome_trace_writer.h"
+#include "traces/trace_sink.h"
 
 namespace placesim::sim {
 
@@ -177,9 +177,9 @@ struct ExecutorOptions {
   // Default kAuto (see the file comment); forcing one is for what-if studies.
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
   strategies::ScheduleOptions schedule;
-  // When set, the timeline is written to it (see "Trace" in the file comment). Not owned; the
-  // caller calls Finish(). Default: no trace.
-  traces::ChromeTraceWriter* trace = nullptr;
+  // When set, the timeline is written to it as the run produces it (see "Trace" in the file
+  // comment). Not owned; the caller calls Finish(). Default: no trace.
+  traces::TraceSink* trace = nullptr;
   // Ranks whose processes the trace holds, strictly increasing, each in [0, world). Empty
   // (default): the simulated rank of each role. A rank is traced by the schedule of its
   // pipeline stage when that schedule holds every rank of the stage, else only when it is the

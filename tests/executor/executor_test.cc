@@ -26,6 +26,7 @@
 #include "topology/presets.h"
 #include "topology/routing.h"
 #include "traces/chrome_trace_validator.h"
+#include "traces/chrome_trace_writer.h"
 
 namespace placesim::sim {
 namespace {
