@@ -35,6 +35,7 @@
 
 #include "sim/engine/engine.h"
 #include "sim/executor/comm_plan.h"
+#include "sim/memory/memory_tracker.h"
 #include "sim/network/alpha_beta.h"
 #include "sim/network/flow_network.h"
 #include "strategies/analyzer.h"
@@ -143,8 +144,7 @@ struct Lane {
   std::array<uint32_t, kNumStreams> phase{};
   std::array<int64_t, kNumStreams> flows_left{};
   std::array<std::vector<std::pair<int64_t, int64_t>>, kNumStreams> intervals;
-  std::array<std::array<int64_t, kNumMemoryTags>, 3> live{};
-  std::array<int64_t, 3> live_total{};
+  MemoryTracker memory;
   std::vector<uint32_t> trace_pids;  // processes that receive its timeline
   Duration end;                      // when its last op so far finished
   RoleResult result;
@@ -188,7 +188,6 @@ class Runner {
   void FinishOp(Engine& engine, int32_t i);
   // Op i finished: its successors lose a dep, and the lanes of those left with none get polled.
   void Release(int32_t i);
-  void ApplyMemory(Lane& lane, const Op& op, Duration now);
   void ArmNetwork(Engine& engine);
   void TraceOp(const Lane& lane, int32_t i, Duration start, Duration end);
   std::vector<LinkKindStats> CollectLinkStats(Duration step_time) const;
@@ -669,8 +668,8 @@ Status Runner::SetupTrace() {
       if (lane.covers_stage || r == lane.rank) ranks[static_cast<size_t>(k)].push_back(r);
     }
   }
-  // Every traced rank repeats its lane's whole timeline in memory before it is written; bound
-  // the total so that a wide --trace-ranks cannot take gigabytes.
+  // Every traced rank repeats its lane's whole timeline in the trace; bound the total so that a
+  // wide --trace-ranks cannot write gigabytes.
   int64_t traced_ranks = 0;
   int64_t traced_ops = 0;
   for (size_t k = 0; k < lanes_.size(); ++k) {
@@ -712,47 +711,9 @@ Status Runner::SetupTrace() {
       }
       lane.trace_pids.push_back(pid);
     }
+    lane.memory.TraceTo(opt_.trace, lane.trace_pids);
   }
   return Status();
-}
-
-void Runner::ApplyMemory(Lane& lane, const Op& op, Duration now) {
-  const size_t space = static_cast<size_t>(op.space);
-  const size_t tag = static_cast<size_t>(op.tag);
-  const int64_t delta = op.kind == OpKind::kAlloc ? op.bytes.count() : -op.bytes.count();
-  lane.live[space][tag] += delta;
-  lane.live_total[space] += delta;
-  RoleResult& result = lane.result;
-  switch (op.space) {
-    case MemorySpace::kDevice:
-      if (lane.live_total[space] > result.peak_memory.count()) {
-        result.peak_memory = Bytes::Count(lane.live_total[space]);
-        result.peak_at = now;
-        for (int t = 0; t < kNumMemoryTags; ++t) {
-          result.live_at_peak[static_cast<size_t>(t)] =
-              Bytes::Count(lane.live[space][static_cast<size_t>(t)]);
-        }
-      }
-      if (opt_.trace != nullptr) {
-        const auto& live = lane.live[space];
-        const auto make_series = [&]<size_t... k>(std::index_sequence<k...>) {
-          return std::array<traces::TraceArg, kNumMemoryTags>{traces::TraceArg(
-              strategies::MemoryTagName(static_cast<strategies::MemoryTag>(k)), live[k])...};
-        };
-        const auto series = make_series(std::make_index_sequence<kNumMemoryTags>());
-        for (uint32_t pid : lane.trace_pids) {
-          opt_.trace->Counter(pid, "device memory", now, series);
-        }
-      }
-      break;
-    case MemorySpace::kHost:
-      result.peak_host_memory =
-          std::max(result.peak_host_memory, Bytes::Count(lane.live_total[space]));
-      break;
-    case MemorySpace::kNvme:
-      result.peak_nvme = std::max(result.peak_nvme, Bytes::Count(lane.live_total[space]));
-      break;
-  }
 }
 
 void Runner::StartOp(Engine& engine, Lane& lane, int32_t i) {
@@ -851,7 +812,11 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
         const Op& op = lane.sched->ops[static_cast<size_t>(i - lane.offset)];
         if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree || op.kind == OpKind::kRecv) {
           // No duration: done on the spot (a recv's data arrived with its send, a dep).
-          if (op.kind != OpKind::kRecv) ApplyMemory(lane, op, engine.now());
+          if (op.kind == OpKind::kAlloc) {
+            lane.memory.Allocate(op.space, op.tag, op.bytes, engine.now());
+          } else if (op.kind == OpKind::kFree) {
+            lane.memory.Free(op.space, op.tag, op.bytes, engine.now());
+          }
           lane.end = engine.now();
           Release(i);
           progress = true;
@@ -1025,6 +990,11 @@ StatusOr<ExecutionResult> Runner::Execute() {
         Duration::Picoseconds(Uncovered(lane.intervals[static_cast<size_t>(Stream::kComm)],
                                         lane.intervals[static_cast<size_t>(Stream::kCompute)]));
     r.idle = r.step_time - r.compute_busy;
+    r.live_at_peak = lane.memory.live_at_device_peak();
+    r.peak_memory = lane.memory.device_peak();
+    r.peak_at = lane.memory.device_peak_at();
+    r.peak_host_memory = lane.memory.host_peak();
+    r.peak_nvme = lane.memory.nvme_peak();
     r.events = out.events;
     r.links = out.links;
     out.roles.push_back(std::move(r));
