@@ -7,9 +7,10 @@
 // (comm_plan.h).
 //
 // Ops are numbered globally over the lanes (lane offset + index), and everything per op lives
-// in vectors indexed by that number: successors in compressed rows (a recv is a successor of
-// the send it matches), unfinished deps, durations, plans. What a running op needs beyond that
-// (start, phase, flows left) lives with its lane's stream, which runs one op at a time.
+// in vectors indexed by that number: durations, plans, and the DepGraph's successors in
+// compressed rows (a recv is a successor of the send it matches) and unfinished deps. What a
+// running op needs beyond that (start, phase, flows left) lives with its lane's stream, which
+// runs one op at a time.
 //
 // Event loop. Two event kinds: kOpDone (an op with a known duration finished; payload = its
 // global number) and kNetworkWake (the flow network's next change; payload = the network
@@ -35,6 +36,7 @@
 
 #include "sim/engine/engine.h"
 #include "sim/executor/comm_plan.h"
+#include "sim/executor/dep_graph.h"
 #include "sim/memory/memory_tracker.h"
 #include "sim/network/alpha_beta.h"
 #include "sim/network/flow_network.h"
@@ -92,6 +94,7 @@ namespace {
 using internal::CommPhase;
 using internal::CommPlan;
 using internal::CommPlanner;
+using internal::DepGraph;
 using internal::FlowPath;
 using internal::GroupLayout;
 using strategies::CollectiveKind;
@@ -207,10 +210,7 @@ class Runner {
   std::vector<uint32_t> lane_of_;
   std::vector<Duration> duration_;     // compute and host-compute ops
   std::vector<const CommPlan*> plan_;  // null when it moves nothing
-  std::vector<int32_t> waiting_;       // unfinished deps
-  // Op i's successors are succ_[succ_begin_[i] .. succ_begin_[i + 1]).
-  std::vector<int32_t> succ_begin_;
-  std::vector<int32_t> succ_;
+  DepGraph deps_;                      // successors (a recv follows its send), unfinished deps
   // Groups and collective plans (planner_, declared after what it reads), plans per (stage,
   // copy kind) and per (stage, peer stage), shared by every op that uses them. std::map
   // keeps the addresses stable.
@@ -577,59 +577,9 @@ Status Runner::CheckRecv(size_t k, size_t j) {
 }
 
 Status Runner::SetupDeps() {
-  // Successors in compressed rows: count, prefix-sum, fill. A recv is a successor of the send
-  // it matches (CheckRecv has validated the match).
-  const size_t n_ops = lane_of_.size();
-  waiting_.assign(n_ops, 0);
-  succ_begin_.assign(n_ops + 1, 0);
-  auto for_each_edge = [&](auto&& edge) -> Status {
-    for (size_t k = 0; k < lanes_.size(); ++k) {
-      const Lane& lane = lanes_[k];
-      const Schedule& s = *lane.sched;
-      for (size_t j = 0; j < s.ops.size(); ++j) {
-        const Op& op = s.ops[j];
-        const int32_t i = lane.offset + static_cast<int32_t>(j);
-        if (op.deps_begin < 0 || op.deps_end < op.deps_begin ||
-            static_cast<size_t>(op.deps_end) > s.deps.size()) {
-          return InvalidArgumentError(
-              fmt::format("schedules[{}].ops[{}].deps_begin, deps_end: [{}, {}): must lie in "
-                          "the schedule's {} deps",
-                          k, j, op.deps_begin, op.deps_end, s.deps.size()));
-        }
-        for (int32_t d : s.DepsOf(j)) {
-          if (d < 0 || static_cast<size_t>(d) >= s.ops.size()) {
-            return InvalidArgumentError(fmt::format(
-                "schedules[{}].ops[{}]: dep {}: must be an op of the schedule", k, j, d));
-          }
-          edge(lane.offset + d, i);
-        }
-        if (op.kind == OpKind::kRecv) {
-          const Lane& peer =
-              lanes_[static_cast<size_t>(lane_of_stage_[static_cast<size_t>(op.peer_stage)])];
-          edge(peer.offset + op.match, i);
-        }
-      }
-    }
-    return Status();
-  };
-  RETURN_IF_ERROR(for_each_edge([&](int32_t from, int32_t to) {
-    ++succ_begin_[static_cast<size_t>(from) + 1];
-    ++waiting_[static_cast<size_t>(to)];
-  }));
-  int64_t edges = 0;
-  for (size_t i = 0; i < n_ops; ++i) {
-    edges += succ_begin_[i + 1];
-    if (edges > std::numeric_limits<int32_t>::max()) {
-      return OutOfRangeError(
-          fmt::format("schedules: more than {} deps in all", std::numeric_limits<int32_t>::max()));
-    }
-    succ_begin_[i + 1] = static_cast<int32_t>(edges);
-  }
-  succ_.resize(static_cast<size_t>(succ_begin_[n_ops]));
-  std::vector<int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
-  RETURN_IF_ERROR(for_each_edge([&](int32_t from, int32_t to) {
-    succ_[static_cast<size_t>(fill[static_cast<size_t>(from)]++)] = to;
-  }));
+  std::vector<int32_t> offsets(lanes_.size());
+  for (size_t k = 0; k < lanes_.size(); ++k) offsets[k] = lanes_[k].offset;
+  ASSIGN_OR_RETURN(deps_, DepGraph::Build(schedules_, offsets, lane_of_stage_));
   for (Lane& lane : lanes_) {
     for (size_t j = 0; j < lane.sched->ops.size(); ++j) {
       lane.stream_ops[static_cast<size_t>(lane.sched->ops[j].stream)].push_back(
@@ -807,7 +757,7 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
     for (size_t st = 0; st < static_cast<size_t>(kNumStreams); ++st) {
       while (!lane.busy[st] && lane.next[st] < lane.stream_ops[st].size()) {
         const int32_t i = lane.stream_ops[st][lane.next[st]];
-        if (waiting_[static_cast<size_t>(i)] > 0) break;
+        if (!deps_.ready(i)) break;
         ++lane.next[st];
         const Op& op = lane.sched->ops[static_cast<size_t>(i - lane.offset)];
         if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree || op.kind == OpKind::kRecv) {
@@ -829,11 +779,7 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
 }
 
 void Runner::Release(int32_t i) {
-  const int32_t end = succ_begin_[static_cast<size_t>(i) + 1];
-  for (int32_t k = succ_begin_[static_cast<size_t>(i)]; k < end; ++k) {
-    const size_t succ = static_cast<size_t>(succ_[static_cast<size_t>(k)]);
-    if (--waiting_[succ] == 0) MarkDirty(lane_of_[succ]);
-  }
+  deps_.Release(i, [this](int32_t succ) { MarkDirty(lane_of_[static_cast<size_t>(succ)]); });
 }
 
 void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) {
