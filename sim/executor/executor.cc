@@ -37,6 +37,7 @@
 #include "sim/engine/engine.h"
 #include "sim/executor/comm_plan.h"
 #include "sim/executor/dep_graph.h"
+#include "sim/executor/trace_layout.h"
 #include "sim/memory/memory_tracker.h"
 #include "sim/network/alpha_beta.h"
 #include "sim/network/flow_network.h"
@@ -591,64 +592,21 @@ Status Runner::SetupDeps() {
 
 Status Runner::SetupTrace() {
   if (opt_.trace == nullptr) return Status();
-  const int64_t world = ctx_.mesh.world();
-  for (size_t k = 0; k < opt_.trace_ranks.size(); ++k) {
-    const int64_t r = opt_.trace_ranks[k];
-    if (r < 0 || r >= world) {
-      return InvalidArgumentError(
-          fmt::format("trace_ranks[{}]: {}: must be in [0, {})", k, r, world));
-    }
-    if (k > 0 && r <= opt_.trace_ranks[k - 1]) {
-      return InvalidArgumentError(fmt::format(
-          "trace_ranks[{}]: {}: must be greater than trace_ranks[{}] = {} (sorted, no repeats)", k,
-          r, k - 1, opt_.trace_ranks[k - 1]));
-    }
-  }
-  // A requested rank goes to the lane of its stage. A lane that holds every rank of its stage
-  // traces any of them; otherwise only its simulated rank is known to play it.
-  std::vector<std::vector<int64_t>> ranks(lanes_.size());
-  if (opt_.trace_ranks.empty()) {
-    for (size_t k = 0; k < lanes_.size(); ++k) ranks[k].push_back(lanes_[k].rank);
-  } else {
-    for (int64_t r : opt_.trace_ranks) {
-      const int32_t k = lane_of_stage_[static_cast<size_t>(
-          topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r).pp)];
-      if (k < 0) continue;
-      const Lane& lane = lanes_[static_cast<size_t>(k)];
-      if (lane.covers_stage || r == lane.rank) ranks[static_cast<size_t>(k)].push_back(r);
-    }
-  }
-  // Every traced rank repeats its lane's whole timeline in the trace; bound the total so that a
-  // wide --trace-ranks cannot write gigabytes.
-  int64_t traced_ranks = 0;
-  int64_t traced_ops = 0;
+  std::vector<internal::TracedLane> traced(lanes_.size());
   for (size_t k = 0; k < lanes_.size(); ++k) {
-    traced_ranks += static_cast<int64_t>(ranks[k].size());
-    traced_ops +=
-        static_cast<int64_t>(ranks[k].size()) * static_cast<int64_t>(lanes_[k].sched->ops.size());
+    traced[k] = {lanes_[k].rank, lanes_[k].covers_stage,
+                 static_cast<int64_t>(lanes_[k].sched->ops.size())};
   }
-  if (traced_ops > kMaxTracedOps) {
-    if (lanes_.size() == 1) {
-      return OutOfRangeError(fmt::format(
-          "trace_ranks: {} ranks × {} ops = {} traced ops; the limit is {}: trace fewer ranks",
-          traced_ranks, lanes_[0].sched->ops.size(), traced_ops, kMaxTracedOps));
-    }
-    return OutOfRangeError(fmt::format(
-        "trace_ranks: {} ranks over {} schedules trace {} ops; the limit is {}: trace fewer ranks",
-        traced_ranks, lanes_.size(), traced_ops, kMaxTracedOps));
-  }
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> ranks,
+                   internal::TracedRanksPerLane(opt_.trace_ranks, ctx_.mesh, ctx_.rank_order,
+                                                traced, lane_of_stage_, kMaxTracedOps));
   traces::TraceSink& t = *opt_.trace;
   for (size_t k = 0; k < lanes_.size(); ++k) {
     Lane& lane = lanes_[k];
     for (int64_t r : ranks[k]) {
-      const VertexId g = rank_gpu_[static_cast<size_t>(r)];
       const uint32_t pid = static_cast<uint32_t>(r);
-      const topology::VertexInfo& gv = cluster_.vertex(g);
-      std::string where = gv.name;
-      if (gv.node >= 0 && where.find('/') == std::string::npos) {
-        where = fmt::format("node{}/{}", gv.node, gv.name);
-      }
-      t.ProcessName(pid, fmt::format("rank {} ({})", r, where), r);
+      t.ProcessName(
+          pid, internal::ProcessLabel(r, cluster_.vertex(rank_gpu_[static_cast<size_t>(r)])), r);
       for (int s = 0; s < kNumStreams; ++s) {
         // The p2p thread only where the lane sends, so traces without pipelining keep the
         // four threads they always had.
@@ -784,30 +742,8 @@ void Runner::Release(int32_t i) {
 
 void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) {
   const Op& op = OpAt(i);
-  std::string name;
-  switch (op.kind) {
-    case OpKind::kCompute:
-    case OpKind::kHostCompute:
-      name = op.layer >= 0 ? fmt::format("{} L{}", strategies::PhaseName(op.phase), op.layer)
-             : op.layer == strategies::kEmbeddingLayer
-                 ? fmt::format("{} embedding", strategies::PhaseName(op.phase))
-             : op.layer == strategies::kOutputLayer
-                 ? fmt::format("{} output", strategies::PhaseName(op.phase))
-                 : std::string(strategies::PhaseName(op.phase));
-      break;
-    case OpKind::kCollective:
-      name = fmt::format("{} {}", strategies::CollectiveKindName(op.collective),
-                         strategies::StateName(op.state));
-      break;
-    case OpKind::kCopy:
-      name =
-          fmt::format("{} {}", strategies::CopyKindName(op.copy), strategies::StateName(op.state));
-      break;
-    case OpKind::kAlloc:
-    case OpKind::kFree:
-    case OpKind::kRecv:
-      return;
-  }
+  const std::string name = internal::SliceName(op);
+  if (name.empty()) return;
   std::vector<traces::TraceArg> args = {
       traces::TraceArg("op", i - lane.offset),
       traces::TraceArg("layer", op.layer),
