@@ -26,7 +26,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <limits>
 #include <map>
 #include <optional>
@@ -37,6 +36,7 @@
 #include "sim/engine/engine.h"
 #include "sim/executor/comm_plan.h"
 #include "sim/executor/dep_graph.h"
+#include "sim/executor/lane_set.h"
 #include "sim/executor/trace_layout.h"
 #include "sim/memory/memory_tracker.h"
 #include "sim/network/alpha_beta.h"
@@ -98,6 +98,7 @@ using internal::CommPlanner;
 using internal::DepGraph;
 using internal::FlowPath;
 using internal::GroupLayout;
+using internal::LaneSet;
 using strategies::CollectiveKind;
 using strategies::CopyKind;
 using strategies::GroupKind;
@@ -183,7 +184,6 @@ class Runner {
     const Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
     return lane.sched->ops[static_cast<size_t>(i - lane.offset)];
   }
-  void MarkDirty(uint32_t lane) { dirty_[lane >> 6] |= uint64_t{1} << (lane & 63); }
   void StartReady(Engine& engine);
   void PollLane(Engine& engine, Lane& lane);
   void StartOp(Engine& engine, Lane& lane, int32_t i);
@@ -220,7 +220,7 @@ class Runner {
   std::map<std::pair<int, int>, CommPlan> sends_;
 
   // Execution state.
-  std::vector<uint64_t> dirty_;  // lanes that may start an op, one bit each
+  LaneSet dirty_;  // lanes that may start an op
   std::vector<FlowCompletion> completions_;
   uint64_t armed_version_ = ~uint64_t{0};
   Duration armed_time_ = Duration::Max();
@@ -423,8 +423,7 @@ Status Runner::Setup() {
 
   RETURN_IF_ERROR(SetupDeps());
   // Every lane is polled once at the start.
-  dirty_.assign((lanes_.size() + 63) / 64, 0);
-  for (size_t k = 0; k < lanes_.size(); ++k) MarkDirty(static_cast<uint32_t>(k));
+  dirty_ = LaneSet(lanes_.size());
   return SetupTrace();
 }
 
@@ -695,17 +694,7 @@ void Runner::StartPhase(Engine& engine, int32_t i, uint32_t k) {
 void Runner::StartReady(Engine& engine) {
   // The lowest dirty lane first, until none is: a lane's poll may free ops of lower lanes
   // (a recv whose send it completed), which are polled next.
-  size_t w = 0;
-  while (w < dirty_.size()) {
-    if (dirty_[w] == 0) {
-      ++w;
-      continue;
-    }
-    const int bit = std::countr_zero(dirty_[w]);
-    dirty_[w] &= dirty_[w] - 1;
-    PollLane(engine, lanes_[w * 64 + static_cast<size_t>(bit)]);
-    w = 0;
-  }
+  while (const std::optional<uint32_t> k = dirty_.TakeLowest()) PollLane(engine, lanes_[*k]);
 }
 
 void Runner::PollLane(Engine& engine, Lane& lane) {
@@ -737,7 +726,7 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
 }
 
 void Runner::Release(int32_t i) {
-  deps_.Release(i, [this](int32_t succ) { MarkDirty(lane_of_[static_cast<size_t>(succ)]); });
+  deps_.Release(i, [this](int32_t succ) { dirty_.Mark(lane_of_[static_cast<size_t>(succ)]); });
 }
 
 void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) {
@@ -779,7 +768,7 @@ void Runner::FinishOp(Engine& engine, int32_t i) {
   if (end > start) lane.intervals[st].emplace_back(start.picoseconds(), end.picoseconds());
   if (opt_.trace != nullptr) TraceOp(lane, i, start, end);
   Release(i);
-  MarkDirty(k);  // its stream is free
+  dirty_.Mark(k);  // its stream is free
 }
 
 void Runner::ArmNetwork(Engine& engine) {
