@@ -7,7 +7,8 @@
 // Contract for implementations: the calls arrive in the order the simulation makes them, which
 // is deterministic for given inputs; a sink must not reorder them if its output is to be
 // byte-identical across runs. Events may be emitted one virtual call each: the executor makes at
-// most one call per op or memory change, never one per engine event of the flow solver.
+// most one call per traced process and op or memory change, never one per engine event of the
+// flow solver.
 //
 // Thread-safety: none; one sink per simulation (two runs must not share one).
 #ifndef PLACESIM_TRACES_TRACE_SINK_H_

@@ -135,13 +135,13 @@
 //
 // Trace. Written to ExecutorOptions::trace, a traces::TraceSink (trace_sink.h), as the run
 // produces it: nothing is held back, so memory does not grow with the trace; one virtual call
-// per op or memory change, none per engine event. One process per traced rank, pid = the rank
-// (rank r runs on GPU r), named "rank 3 (node0/gpu3)" and sorted by rank; one thread per stream
-// (compute, comm, copy, host, and p2p where the lane has ops on it); a complete event per op
-// that takes time, at its finish, with args op (its index in its schedule), layer,
-// micro_batch, bytes (and, for collectives, algorithm and group); a counter track "device
-// memory" with one series per MemoryTag, a sample at every device Alloc or Free (written by
-// the lane's MemoryTracker).
+// per traced rank and op or memory change, none per engine event. One process per traced rank,
+// pid = the rank (rank r runs on GPU r), named "rank 3 (node0/gpu3)" and sorted by rank; one
+// thread per stream (compute, comm, copy, host, and p2p where the lane has ops on it); a
+// complete event per op that takes time, at its finish, with args op (its index in its
+// schedule), layer, micro_batch, bytes (and, for collectives, algorithm and group); a counter
+// track "device memory" with one series per MemoryTag, a sample at every device Alloc or Free
+// (written by the lane's MemoryTracker).
 // ExecutorOptions::trace_ranks chooses the ranks; a rank is traced by the lane of its pipeline
 // stage: because of symmetry folding every rank of the stage shares the simulated rank's
 // timeline, so each requested rank gets a copy of it under its own process.
