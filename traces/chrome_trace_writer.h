@@ -10,6 +10,8 @@
 // Mapping: one process per GPU (pid), one thread per stream (tid), named and ordered by
 // metadata events; work as complete events ("ph":"X"); memory as counter events ("ph":"C");
 // dependencies as flow arrows ("ph":"s" -> "ph":"f", bound to the enclosing slice, "bp":"e").
+// It is the TraceSink (trace_sink.h) that `placesim simulate --trace` writes through; the
+// instants and flow arrows are extras of this format, outside the interface.
 //
 // Output is valid JSON for any input and deterministic:
 //   - strings are escaped (quote, backslash, control characters) and invalid UTF-8 becomes
@@ -24,7 +26,6 @@
 #ifndef PLACESIM_TRACES_CHROME_TRACE_WRITER_H_
 #define PLACESIM_TRACES_CHROME_TRACE_WRITER_H_
 
-#include <concepts>
 #include <cstdint>
 #include <ostream>
 #include <span>
@@ -33,51 +34,39 @@
 
 #include "base/status.h"
 #include "base/units.h"
+#include "traces/trace_sink.h"
 
 namespace placesim::traces {
 
-// A named value in an event's "args" (or a counter series). Views: the key and a string value
-// must outlive the call they are passed to.
-struct TraceArg {
-  enum class Type : uint8_t { kString, kInt, kDouble };
-
-  TraceArg(std::string_view k, std::string_view v) : key(k), type(Type::kString), str(v) {}
-  TraceArg(std::string_view k, const char* v) : key(k), type(Type::kString), str(v) {}
-  TraceArg(std::string_view k, const std::string& v) : key(k), type(Type::kString), str(v) {}
-  template <std::integral T>
-  TraceArg(std::string_view k, T v) : key(k), type(Type::kInt), i(static_cast<int64_t>(v)) {}
-  TraceArg(std::string_view k, double v) : key(k), type(Type::kDouble), d(v) {}
-
-  std::string_view key;
-  Type type;
-  std::string_view str;
-  int64_t i = 0;
-  double d = 0;
-};
-
-class ChromeTraceWriter {
+class ChromeTraceWriter final : public TraceSink {
  public:
   // Writes the opening of the document to `out`, which must outlive the writer.
   explicit ChromeTraceWriter(std::ostream& out);
   // Finishes the document if Finish() was not called.
-  ~ChromeTraceWriter();
+  ~ChromeTraceWriter() override;
   ChromeTraceWriter(const ChromeTraceWriter&) = delete;
   ChromeTraceWriter& operator=(const ChromeTraceWriter&) = delete;
 
   // Names process `pid` (a GPU) and orders it among processes (lower sort_index first).
-  void ProcessName(uint32_t pid, std::string_view name, int64_t sort_index);
+  void ProcessName(uint32_t pid, std::string_view name, int64_t sort_index) override;
   // Names thread `tid` (a stream) of process `pid` and orders it within the process.
-  void ThreadName(uint32_t pid, uint32_t tid, std::string_view name, int64_t sort_index);
+  void ThreadName(uint32_t pid, uint32_t tid, std::string_view name, int64_t sort_index) override;
 
   // A slice from `start` lasting `duration` on (pid, tid). REQUIRES: duration >= 0.
   void Complete(uint32_t pid, uint32_t tid, std::string_view name, std::string_view category,
-                Duration start, Duration duration, std::span<const TraceArg> args = {});
+                Duration start, Duration duration, std::span<const TraceArg> args) override;
+  // The same slice without args.
+  void Complete(uint32_t pid, uint32_t tid, std::string_view name, std::string_view category,
+                Duration start, Duration duration) {
+    Complete(pid, tid, name, category, start, duration, {});
+  }
   // A zero-duration marker on (pid, tid) (thread scope).
   void Instant(uint32_t pid, uint32_t tid, std::string_view name, std::string_view category,
                Duration at, std::span<const TraceArg> args = {});
   // Counter track `name` of process `pid` takes the given series values from `at` on (memory in
   // bytes per state, for example). REQUIRES: every series is numeric (kInt or kDouble).
-  void Counter(uint32_t pid, std::string_view name, Duration at, std::span<const TraceArg> series);
+  void Counter(uint32_t pid, std::string_view name, Duration at,
+               std::span<const TraceArg> series) override;
   // The two ends of a flow arrow with id `id`: FlowBegin inside the slice that causes it,
   // FlowEnd binding to the slice enclosing `at` on (pid, tid) ("bp":"e"). Both ends must use the
   // same name, category and id.
@@ -88,7 +77,7 @@ class ChromeTraceWriter {
 
   // Closes the document and flushes. Returns an error if the stream failed at any point.
   // Further events after Finish() are a program bug. Idempotent.
-  Status Finish();
+  Status Finish() override;
 
   uint64_t events_written() const { return events_; }
 

@@ -33,7 +33,7 @@
 #include "sim/study/search.h"
 #include "sim/study/sweep.h"
 #include "strategies/plan.h"
-#include "traces/chrome_trace_writer.h"
+#include "traces/trace_sink.h"
 
 namespace placesim::api {
 
@@ -89,9 +89,9 @@ struct SimulateOptions {
   // (ParseRankList makes one from "0-7,64"). Empty: the simulated rank of each role.
   // REQUIRES a trace.
   std::vector<int64_t> trace_ranks;
-  // Where the timeline goes; not owned, may be null (no trace). The caller calls Finish()
-  // after Simulate returns.
-  traces::ChromeTraceWriter* trace = nullptr;
+  // Where the timeline goes (a traces::ChromeTraceWriter, or any other sink); not owned, may
+  // be null (no trace). The caller calls Finish() after Simulate returns.
+  traces::TraceSink* trace = nullptr;
 };
 
 // The option errors that need no scenario: an unknown network, trace ranks without a trace.

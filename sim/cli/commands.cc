@@ -34,6 +34,7 @@
 #include "topology/cluster.h"
 #include "topology/presets.h"
 #include "topology/summary.h"
+#include "traces/atomic_output_file.h"
 #include "traces/chrome_trace_writer.h"
 
 namespace placesim::sim {
@@ -426,10 +427,17 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     options.trace_ranks = std::move(*ranks);
   }
 
-  std::ostringstream trace_text;
+  // The trace streams into a temporary file next to trace_path while the step runs (memory
+  // stays bounded whatever its size) and replaces trace_path only once complete; any failure
+  // removes the temporary (destroying `trace_file`; the writer, declared after it, goes first).
+  std::unique_ptr<traces::AtomicOutputFile> trace_file;
   std::optional<traces::ChromeTraceWriter> writer;
   if (!trace_path.empty()) {
-    writer.emplace(trace_text);
+    StatusOr<std::unique_ptr<traces::AtomicOutputFile>> created =
+        traces::AtomicOutputFile::Create(trace_path);
+    if (!created.ok()) return ReportError(err, "simulate --trace", created.status());
+    trace_file = std::move(created).value();
+    writer.emplace(trace_file->stream());
     options.trace = &*writer;
   }
   StatusOr<SimResult> result = api::Simulate(*scenario, options);
@@ -437,7 +445,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (writer) {
     Status finished = writer->Finish();
     if (!finished.ok()) return ReportError(err, "simulate --trace", finished);
-    Status written = WriteFileAtomically(trace_path, trace_text.str());
+    Status written = trace_file->Commit();
     if (!written.ok()) return ReportError(err, "simulate --trace", written);
   }
   if (a.format == "json") {

@@ -7,9 +7,10 @@
 // (comm_plan.h).
 //
 // Ops are numbered globally over the lanes (lane offset + index), and everything per op lives
-// in vectors indexed by that number: successors in compressed rows (a recv is a successor of
-// the send it matches), unfinished deps, durations, plans. What a running op needs beyond that
-// (start, phase, flows left) lives with its lane's stream, which runs one op at a time.
+// in vectors indexed by that number: durations, plans, and the DepGraph's successors in
+// compressed rows (a recv is a successor of the send it matches) and unfinished deps. What a
+// running op needs beyond that (start, phase, flows left) lives with its lane's stream, which
+// runs one op at a time.
 //
 // Event loop. Two event kinds: kOpDone (an op with a known duration finished; payload = its
 // global number) and kNetworkWake (the flow network's next change; payload = the network
@@ -25,7 +26,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <limits>
 #include <map>
 #include <optional>
@@ -35,6 +35,10 @@
 
 #include "sim/engine/engine.h"
 #include "sim/executor/comm_plan.h"
+#include "sim/executor/dep_graph.h"
+#include "sim/executor/lane_set.h"
+#include "sim/executor/trace_layout.h"
+#include "sim/memory/memory_tracker.h"
 #include "sim/network/alpha_beta.h"
 #include "sim/network/flow_network.h"
 #include "strategies/analyzer.h"
@@ -91,8 +95,10 @@ namespace {
 using internal::CommPhase;
 using internal::CommPlan;
 using internal::CommPlanner;
+using internal::DepGraph;
 using internal::FlowPath;
 using internal::GroupLayout;
+using internal::LaneSet;
 using strategies::CollectiveKind;
 using strategies::CopyKind;
 using strategies::GroupKind;
@@ -143,8 +149,7 @@ struct Lane {
   std::array<uint32_t, kNumStreams> phase{};
   std::array<int64_t, kNumStreams> flows_left{};
   std::array<std::vector<std::pair<int64_t, int64_t>>, kNumStreams> intervals;
-  std::array<std::array<int64_t, kNumMemoryTags>, 3> live{};
-  std::array<int64_t, 3> live_total{};
+  MemoryTracker memory;
   std::vector<uint32_t> trace_pids;  // processes that receive its timeline
   Duration end;                      // when its last op so far finished
   RoleResult result;
@@ -179,7 +184,6 @@ class Runner {
     const Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
     return lane.sched->ops[static_cast<size_t>(i - lane.offset)];
   }
-  void MarkDirty(uint32_t lane) { dirty_[lane >> 6] |= uint64_t{1} << (lane & 63); }
   void StartReady(Engine& engine);
   void PollLane(Engine& engine, Lane& lane);
   void StartOp(Engine& engine, Lane& lane, int32_t i);
@@ -188,7 +192,6 @@ class Runner {
   void FinishOp(Engine& engine, int32_t i);
   // Op i finished: its successors lose a dep, and the lanes of those left with none get polled.
   void Release(int32_t i);
-  void ApplyMemory(Lane& lane, const Op& op, Duration now);
   void ArmNetwork(Engine& engine);
   void TraceOp(const Lane& lane, int32_t i, Duration start, Duration end);
   std::vector<LinkKindStats> CollectLinkStats(Duration step_time) const;
@@ -208,10 +211,7 @@ class Runner {
   std::vector<uint32_t> lane_of_;
   std::vector<Duration> duration_;     // compute and host-compute ops
   std::vector<const CommPlan*> plan_;  // null when it moves nothing
-  std::vector<int32_t> waiting_;       // unfinished deps
-  // Op i's successors are succ_[succ_begin_[i] .. succ_begin_[i + 1]).
-  std::vector<int32_t> succ_begin_;
-  std::vector<int32_t> succ_;
+  DepGraph deps_;                      // successors (a recv follows its send), unfinished deps
   // Groups and collective plans (planner_, declared after what it reads), plans per (stage,
   // copy kind) and per (stage, peer stage), shared by every op that uses them. std::map
   // keeps the addresses stable.
@@ -220,7 +220,7 @@ class Runner {
   std::map<std::pair<int, int>, CommPlan> sends_;
 
   // Execution state.
-  std::vector<uint64_t> dirty_;  // lanes that may start an op, one bit each
+  LaneSet dirty_;  // lanes that may start an op
   std::vector<FlowCompletion> completions_;
   uint64_t armed_version_ = ~uint64_t{0};
   Duration armed_time_ = Duration::Max();
@@ -423,8 +423,7 @@ Status Runner::Setup() {
 
   RETURN_IF_ERROR(SetupDeps());
   // Every lane is polled once at the start.
-  dirty_.assign((lanes_.size() + 63) / 64, 0);
-  for (size_t k = 0; k < lanes_.size(); ++k) MarkDirty(static_cast<uint32_t>(k));
+  dirty_ = LaneSet(lanes_.size());
   return SetupTrace();
 }
 
@@ -578,59 +577,9 @@ Status Runner::CheckRecv(size_t k, size_t j) {
 }
 
 Status Runner::SetupDeps() {
-  // Successors in compressed rows: count, prefix-sum, fill. A recv is a successor of the send
-  // it matches (CheckRecv has validated the match).
-  const size_t n_ops = lane_of_.size();
-  waiting_.assign(n_ops, 0);
-  succ_begin_.assign(n_ops + 1, 0);
-  auto for_each_edge = [&](auto&& edge) -> Status {
-    for (size_t k = 0; k < lanes_.size(); ++k) {
-      const Lane& lane = lanes_[k];
-      const Schedule& s = *lane.sched;
-      for (size_t j = 0; j < s.ops.size(); ++j) {
-        const Op& op = s.ops[j];
-        const int32_t i = lane.offset + static_cast<int32_t>(j);
-        if (op.deps_begin < 0 || op.deps_end < op.deps_begin ||
-            static_cast<size_t>(op.deps_end) > s.deps.size()) {
-          return InvalidArgumentError(
-              fmt::format("schedules[{}].ops[{}].deps_begin, deps_end: [{}, {}): must lie in "
-                          "the schedule's {} deps",
-                          k, j, op.deps_begin, op.deps_end, s.deps.size()));
-        }
-        for (int32_t d : s.DepsOf(j)) {
-          if (d < 0 || static_cast<size_t>(d) >= s.ops.size()) {
-            return InvalidArgumentError(fmt::format(
-                "schedules[{}].ops[{}]: dep {}: must be an op of the schedule", k, j, d));
-          }
-          edge(lane.offset + d, i);
-        }
-        if (op.kind == OpKind::kRecv) {
-          const Lane& peer =
-              lanes_[static_cast<size_t>(lane_of_stage_[static_cast<size_t>(op.peer_stage)])];
-          edge(peer.offset + op.match, i);
-        }
-      }
-    }
-    return Status();
-  };
-  RETURN_IF_ERROR(for_each_edge([&](int32_t from, int32_t to) {
-    ++succ_begin_[static_cast<size_t>(from) + 1];
-    ++waiting_[static_cast<size_t>(to)];
-  }));
-  int64_t edges = 0;
-  for (size_t i = 0; i < n_ops; ++i) {
-    edges += succ_begin_[i + 1];
-    if (edges > std::numeric_limits<int32_t>::max()) {
-      return OutOfRangeError(
-          fmt::format("schedules: more than {} deps in all", std::numeric_limits<int32_t>::max()));
-    }
-    succ_begin_[i + 1] = static_cast<int32_t>(edges);
-  }
-  succ_.resize(static_cast<size_t>(succ_begin_[n_ops]));
-  std::vector<int32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
-  RETURN_IF_ERROR(for_each_edge([&](int32_t from, int32_t to) {
-    succ_[static_cast<size_t>(fill[static_cast<size_t>(from)]++)] = to;
-  }));
+  std::vector<int32_t> offsets(lanes_.size());
+  for (size_t k = 0; k < lanes_.size(); ++k) offsets[k] = lanes_[k].offset;
+  ASSIGN_OR_RETURN(deps_, DepGraph::Build(schedules_, offsets, lane_of_stage_));
   for (Lane& lane : lanes_) {
     for (size_t j = 0; j < lane.sched->ops.size(); ++j) {
       lane.stream_ops[static_cast<size_t>(lane.sched->ops[j].stream)].push_back(
@@ -642,64 +591,21 @@ Status Runner::SetupDeps() {
 
 Status Runner::SetupTrace() {
   if (opt_.trace == nullptr) return Status();
-  const int64_t world = ctx_.mesh.world();
-  for (size_t k = 0; k < opt_.trace_ranks.size(); ++k) {
-    const int64_t r = opt_.trace_ranks[k];
-    if (r < 0 || r >= world) {
-      return InvalidArgumentError(
-          fmt::format("trace_ranks[{}]: {}: must be in [0, {})", k, r, world));
-    }
-    if (k > 0 && r <= opt_.trace_ranks[k - 1]) {
-      return InvalidArgumentError(fmt::format(
-          "trace_ranks[{}]: {}: must be greater than trace_ranks[{}] = {} (sorted, no repeats)", k,
-          r, k - 1, opt_.trace_ranks[k - 1]));
-    }
-  }
-  // A requested rank goes to the lane of its stage. A lane that holds every rank of its stage
-  // traces any of them; otherwise only its simulated rank is known to play it.
-  std::vector<std::vector<int64_t>> ranks(lanes_.size());
-  if (opt_.trace_ranks.empty()) {
-    for (size_t k = 0; k < lanes_.size(); ++k) ranks[k].push_back(lanes_[k].rank);
-  } else {
-    for (int64_t r : opt_.trace_ranks) {
-      const int32_t k = lane_of_stage_[static_cast<size_t>(
-          topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r).pp)];
-      if (k < 0) continue;
-      const Lane& lane = lanes_[static_cast<size_t>(k)];
-      if (lane.covers_stage || r == lane.rank) ranks[static_cast<size_t>(k)].push_back(r);
-    }
-  }
-  // Every traced rank repeats its lane's whole timeline in memory before it is written; bound
-  // the total so that a wide --trace-ranks cannot take gigabytes.
-  int64_t traced_ranks = 0;
-  int64_t traced_ops = 0;
+  std::vector<internal::TracedLane> traced(lanes_.size());
   for (size_t k = 0; k < lanes_.size(); ++k) {
-    traced_ranks += static_cast<int64_t>(ranks[k].size());
-    traced_ops +=
-        static_cast<int64_t>(ranks[k].size()) * static_cast<int64_t>(lanes_[k].sched->ops.size());
+    traced[k] = {lanes_[k].rank, lanes_[k].covers_stage,
+                 static_cast<int64_t>(lanes_[k].sched->ops.size())};
   }
-  if (traced_ops > kMaxTracedOps) {
-    if (lanes_.size() == 1) {
-      return OutOfRangeError(fmt::format(
-          "trace_ranks: {} ranks × {} ops = {} traced ops; the limit is {}: trace fewer ranks",
-          traced_ranks, lanes_[0].sched->ops.size(), traced_ops, kMaxTracedOps));
-    }
-    return OutOfRangeError(fmt::format(
-        "trace_ranks: {} ranks over {} schedules trace {} ops; the limit is {}: trace fewer ranks",
-        traced_ranks, lanes_.size(), traced_ops, kMaxTracedOps));
-  }
-  traces::ChromeTraceWriter& t = *opt_.trace;
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> ranks,
+                   internal::TracedRanksPerLane(opt_.trace_ranks, ctx_.mesh, ctx_.rank_order,
+                                                traced, lane_of_stage_, kMaxTracedOps));
+  traces::TraceSink& t = *opt_.trace;
   for (size_t k = 0; k < lanes_.size(); ++k) {
     Lane& lane = lanes_[k];
     for (int64_t r : ranks[k]) {
-      const VertexId g = rank_gpu_[static_cast<size_t>(r)];
       const uint32_t pid = static_cast<uint32_t>(r);
-      const topology::VertexInfo& gv = cluster_.vertex(g);
-      std::string where = gv.name;
-      if (gv.node >= 0 && where.find('/') == std::string::npos) {
-        where = fmt::format("node{}/{}", gv.node, gv.name);
-      }
-      t.ProcessName(pid, fmt::format("rank {} ({})", r, where), r);
+      t.ProcessName(
+          pid, internal::ProcessLabel(r, cluster_.vertex(rank_gpu_[static_cast<size_t>(r)])), r);
       for (int s = 0; s < kNumStreams; ++s) {
         // The p2p thread only where the lane sends, so traces without pipelining keep the
         // four threads they always had.
@@ -712,47 +618,9 @@ Status Runner::SetupTrace() {
       }
       lane.trace_pids.push_back(pid);
     }
+    lane.memory.TraceTo(opt_.trace, lane.trace_pids);
   }
   return Status();
-}
-
-void Runner::ApplyMemory(Lane& lane, const Op& op, Duration now) {
-  const size_t space = static_cast<size_t>(op.space);
-  const size_t tag = static_cast<size_t>(op.tag);
-  const int64_t delta = op.kind == OpKind::kAlloc ? op.bytes.count() : -op.bytes.count();
-  lane.live[space][tag] += delta;
-  lane.live_total[space] += delta;
-  RoleResult& result = lane.result;
-  switch (op.space) {
-    case MemorySpace::kDevice:
-      if (lane.live_total[space] > result.peak_memory.count()) {
-        result.peak_memory = Bytes::Count(lane.live_total[space]);
-        result.peak_at = now;
-        for (int t = 0; t < kNumMemoryTags; ++t) {
-          result.live_at_peak[static_cast<size_t>(t)] =
-              Bytes::Count(lane.live[space][static_cast<size_t>(t)]);
-        }
-      }
-      if (opt_.trace != nullptr) {
-        const auto& live = lane.live[space];
-        const auto make_series = [&]<size_t... k>(std::index_sequence<k...>) {
-          return std::array<traces::TraceArg, kNumMemoryTags>{traces::TraceArg(
-              strategies::MemoryTagName(static_cast<strategies::MemoryTag>(k)), live[k])...};
-        };
-        const auto series = make_series(std::make_index_sequence<kNumMemoryTags>());
-        for (uint32_t pid : lane.trace_pids) {
-          opt_.trace->Counter(pid, "device memory", now, series);
-        }
-      }
-      break;
-    case MemorySpace::kHost:
-      result.peak_host_memory =
-          std::max(result.peak_host_memory, Bytes::Count(lane.live_total[space]));
-      break;
-    case MemorySpace::kNvme:
-      result.peak_nvme = std::max(result.peak_nvme, Bytes::Count(lane.live_total[space]));
-      break;
-  }
 }
 
 void Runner::StartOp(Engine& engine, Lane& lane, int32_t i) {
@@ -826,17 +694,7 @@ void Runner::StartPhase(Engine& engine, int32_t i, uint32_t k) {
 void Runner::StartReady(Engine& engine) {
   // The lowest dirty lane first, until none is: a lane's poll may free ops of lower lanes
   // (a recv whose send it completed), which are polled next.
-  size_t w = 0;
-  while (w < dirty_.size()) {
-    if (dirty_[w] == 0) {
-      ++w;
-      continue;
-    }
-    const int bit = std::countr_zero(dirty_[w]);
-    dirty_[w] &= dirty_[w] - 1;
-    PollLane(engine, lanes_[w * 64 + static_cast<size_t>(bit)]);
-    w = 0;
-  }
+  while (const std::optional<uint32_t> k = dirty_.TakeLowest()) PollLane(engine, lanes_[*k]);
 }
 
 void Runner::PollLane(Engine& engine, Lane& lane) {
@@ -846,12 +704,16 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
     for (size_t st = 0; st < static_cast<size_t>(kNumStreams); ++st) {
       while (!lane.busy[st] && lane.next[st] < lane.stream_ops[st].size()) {
         const int32_t i = lane.stream_ops[st][lane.next[st]];
-        if (waiting_[static_cast<size_t>(i)] > 0) break;
+        if (!deps_.ready(i)) break;
         ++lane.next[st];
         const Op& op = lane.sched->ops[static_cast<size_t>(i - lane.offset)];
         if (op.kind == OpKind::kAlloc || op.kind == OpKind::kFree || op.kind == OpKind::kRecv) {
           // No duration: done on the spot (a recv's data arrived with its send, a dep).
-          if (op.kind != OpKind::kRecv) ApplyMemory(lane, op, engine.now());
+          if (op.kind == OpKind::kAlloc) {
+            lane.memory.Allocate(op.space, op.tag, op.bytes, engine.now());
+          } else if (op.kind == OpKind::kFree) {
+            lane.memory.Free(op.space, op.tag, op.bytes, engine.now());
+          }
           lane.end = engine.now();
           Release(i);
           progress = true;
@@ -864,39 +726,13 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
 }
 
 void Runner::Release(int32_t i) {
-  const int32_t end = succ_begin_[static_cast<size_t>(i) + 1];
-  for (int32_t k = succ_begin_[static_cast<size_t>(i)]; k < end; ++k) {
-    const size_t succ = static_cast<size_t>(succ_[static_cast<size_t>(k)]);
-    if (--waiting_[succ] == 0) MarkDirty(lane_of_[succ]);
-  }
+  deps_.Release(i, [this](int32_t succ) { dirty_.Mark(lane_of_[static_cast<size_t>(succ)]); });
 }
 
 void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) {
   const Op& op = OpAt(i);
-  std::string name;
-  switch (op.kind) {
-    case OpKind::kCompute:
-    case OpKind::kHostCompute:
-      name = op.layer >= 0 ? fmt::format("{} L{}", strategies::PhaseName(op.phase), op.layer)
-             : op.layer == strategies::kEmbeddingLayer
-                 ? fmt::format("{} embedding", strategies::PhaseName(op.phase))
-             : op.layer == strategies::kOutputLayer
-                 ? fmt::format("{} output", strategies::PhaseName(op.phase))
-                 : std::string(strategies::PhaseName(op.phase));
-      break;
-    case OpKind::kCollective:
-      name = fmt::format("{} {}", strategies::CollectiveKindName(op.collective),
-                         strategies::StateName(op.state));
-      break;
-    case OpKind::kCopy:
-      name =
-          fmt::format("{} {}", strategies::CopyKindName(op.copy), strategies::StateName(op.state));
-      break;
-    case OpKind::kAlloc:
-    case OpKind::kFree:
-    case OpKind::kRecv:
-      return;
-  }
+  const std::string name = internal::SliceName(op);
+  if (name.empty()) return;
   std::vector<traces::TraceArg> args = {
       traces::TraceArg("op", i - lane.offset),
       traces::TraceArg("layer", op.layer),
@@ -932,7 +768,7 @@ void Runner::FinishOp(Engine& engine, int32_t i) {
   if (end > start) lane.intervals[st].emplace_back(start.picoseconds(), end.picoseconds());
   if (opt_.trace != nullptr) TraceOp(lane, i, start, end);
   Release(i);
-  MarkDirty(k);  // its stream is free
+  dirty_.Mark(k);  // its stream is free
 }
 
 void Runner::ArmNetwork(Engine& engine) {
@@ -1025,6 +861,11 @@ StatusOr<ExecutionResult> Runner::Execute() {
         Duration::Picoseconds(Uncovered(lane.intervals[static_cast<size_t>(Stream::kComm)],
                                         lane.intervals[static_cast<size_t>(Stream::kCompute)]));
     r.idle = r.step_time - r.compute_busy;
+    r.live_at_peak = lane.memory.live_at_device_peak();
+    r.peak_memory = lane.memory.device_peak();
+    r.peak_at = lane.memory.device_peak_at();
+    r.peak_host_memory = lane.memory.host_peak();
+    r.peak_nvme = lane.memory.nvme_peak();
     r.events = out.events;
     r.links = out.links;
     out.roles.push_back(std::move(r));

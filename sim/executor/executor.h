@@ -119,9 +119,10 @@
 // peak), with the model FLOPs of Narayanan et al. 2021 eq. 3 without recompute (coefficient 72)
 // over the world; HFU uses the plan's FLOPs instead (what the hardware executes, recomputation
 // included: 96 with full recompute).
-// Memory: the live bytes per MemoryTag on the lane's device, their peak (first instant the
-// total reaches its maximum) and what was live then; an "out-of-memory" finding per lane whose
-// peak exceeds the GPU's HBM.
+// Memory: each lane's MemoryTracker (sim/memory/memory_tracker.h) follows its Alloc and Free
+// ops: the live bytes per MemoryTag on the lane's device, their peak (first instant the total
+// reaches its maximum) and what was live then, and the host's and NVMe's peaks; an
+// "out-of-memory" finding per lane whose peak exceeds the GPU's HBM.
 // Links: per LinkKind, from FlowNetwork::link_stats of every directed link of the cluster
 // (folding puts every replica's traffic on the network, so these are the whole cluster's
 // links): links that carried bytes, their bytes, busy time (at least one flow transferring)
@@ -132,11 +133,15 @@
 // step puts on the link, which may exceed 1 where flows would have contended), and the peak
 // is the most flows of one phase on one link.
 //
-// Trace. One process per traced rank, pid = the rank (rank r runs on GPU r), named
-// "rank 3 (node0/gpu3)" and sorted by rank; one thread per stream (compute, comm, copy, host,
-// and p2p where the lane has ops on it); a complete event per op that takes time, with args
-// op (its index in its schedule), layer, micro_batch, bytes (and, for collectives, algorithm
-// and group); a counter track "device memory" with one series per MemoryTag.
+// Trace. Written to ExecutorOptions::trace, a traces::TraceSink (trace_sink.h), as the run
+// produces it: nothing is held back, so memory does not grow with the trace; one virtual call
+// per traced rank and op or memory change, none per engine event. One process per traced rank,
+// pid = the rank (rank r runs on GPU r), named "rank 3 (node0/gpu3)" and sorted by rank; one
+// thread per stream (compute, comm, copy, host, and p2p where the lane has ops on it); a
+// complete event per op that takes time, at its finish, with args op (its index in its
+// schedule), layer, micro_batch, bytes (and, for collectives, algorithm and group); a counter
+// track "device memory" with one series per MemoryTag, a sample at every device Alloc or Free
+// (written by the lane's MemoryTracker).
 // ExecutorOptions::trace_ranks chooses the ranks; a rank is traced by the lane of its pipeline
 // stage: because of symmetry folding every rank of the stage shares the simulated rank's
 // timeline, so each requested rank gets a copy of it under its own process.
@@ -145,7 +150,7 @@
 // by the engine's (time, phase, sequence) key; lanes, and the streams of a lane, are polled in
 // a fixed order (the lowest lane with work first).
 // Thread-safety: SimulateStep, ExecuteSchedules and ExecuteSchedule keep all state local; calls
-// on different inputs may run concurrently (a trace writer must not be shared between them).
+// on different inputs may run concurrently (a trace sink must not be shared between them).
 #ifndef PLACESIM_SIM_EXECUTOR_EXECUTOR_H_
 #define PLACESIM_SIM_EXECUTOR_EXECUTOR_H_
 
@@ -158,16 +163,16 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "sim/executor/settings.h"
+#include "sim/memory/memory_tracker.h"
 #include "strategies/plan.h"
 #include "strategies/schedule.h"
 #include "strategies/spec.h"
 #include "topology/cluster.h"
 #include "topology/mesh.h"
-#include "traces/chrome_trace_writer.h"
+#include "traces/trace_sink.h"
 
 namespace placesim::sim {
 
-inline constexpr int kNumMemoryTags = 8;            // strategies::MemoryTag values
 inline constexpr int kNumCollectiveKinds = 6;       // strategies::CollectiveKind values
 inline constexpr int kNumLinkKinds = 5;             // topology::LinkKind values
 inline constexpr int kNumCollectiveAlgorithms = 5;  // CollectiveAlgorithm values
@@ -177,9 +182,9 @@ struct ExecutorOptions {
   // Default kAuto (see the file comment); forcing one is for what-if studies.
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
   strategies::ScheduleOptions schedule;
-  // When set, the timeline is written to it (see "Trace" in the file comment). Not owned; the
-  // caller calls Finish(). Default: no trace.
-  traces::ChromeTraceWriter* trace = nullptr;
+  // When set, the timeline is written to it as the run produces it (see "Trace" in the file
+  // comment). Not owned; the caller calls Finish(). Default: no trace.
+  traces::TraceSink* trace = nullptr;
   // Ranks whose processes the trace holds, strictly increasing, each in [0, world). Empty
   // (default): the simulated rank of each role. A rank is traced by the schedule of its
   // pipeline stage when that schedule holds every rank of the stage, else only when it is the
@@ -291,7 +296,8 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
                                  const ExecutorOptions& options = {});
 
 // The most ops one run may trace, summed over the traced ranks (about 200 bytes each in the
-// trace): one rank of the largest schedule (strategies::kMaxScheduleOps) always fits.
+// trace, so the bound keeps a trace file under about 1 GB): one rank of the largest schedule
+// (strategies::kMaxScheduleOps) always fits.
 inline constexpr int64_t kMaxTracedOps = int64_t{1} << 22;
 
 // Executes the schedules of one step together, one lane each, on `cluster` (see the file

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "placesim/placesim.h"
+#include "traces/chrome_trace_writer.h"
 
 namespace placesim::api {
 namespace {

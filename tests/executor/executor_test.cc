@@ -26,6 +26,7 @@
 #include "topology/presets.h"
 #include "topology/routing.h"
 #include "traces/chrome_trace_validator.h"
+#include "traces/chrome_trace_writer.h"
 
 namespace placesim::sim {
 namespace {
@@ -550,6 +551,54 @@ TEST(Executor, TraceHasAProcessPerRequestedRankWithArgs) {
   EXPECT_THAT(trace, HasSubstr("\"gathered-params\":"));
   // Folding: the three ranks share one timeline, so each gets a third of the events.
   EXPECT_EQ(summary.complete_events % 3, 0u);
+}
+
+// A TraceSink other than the Chrome writer: records what the executor asks of it.
+class RecordingSink final : public traces::TraceSink {
+ public:
+  void ProcessName(uint32_t pid, std::string_view name, int64_t) override {
+    processes.push_back(fmt::format("{} {}", pid, name));
+  }
+  void ThreadName(uint32_t, uint32_t, std::string_view name, int64_t) override {
+    threads.emplace_back(name);
+  }
+  void Complete(uint32_t pid, uint32_t tid, std::string_view name, std::string_view, Duration start,
+                Duration duration, std::span<const traces::TraceArg> args) override {
+    slices.push_back(fmt::format("{}/{} {} [{}, +{}) {} args", pid, tid, name, start.picoseconds(),
+                                 duration.picoseconds(), args.size()));
+  }
+  void Counter(uint32_t, std::string_view, Duration, std::span<const traces::TraceArg>) override {
+    ++counters;
+  }
+  Status Finish() override {
+    ++finishes;
+    return OkStatus();
+  }
+
+  std::vector<std::string> processes, threads, slices;
+  int counters = 0;
+  int finishes = 0;
+};
+
+TEST(Executor, AnyTraceSinkReceivesTheTimeline) {
+  // One all-reduce (of the op's default state, grads) on the comm stream (tid 1) of rank 0, no
+  // memory ops: one process, the four threads compute, comm, copy, host (no p2p: nothing is
+  // sent), one slice "all-reduce grads" from 0 lasting the step, with the args op, layer,
+  // micro_batch, bytes, algorithm and group (6), no counter sample, and Finish left to the caller.
+  RecordingSink sink;
+  ExecutorOptions opt;
+  opt.trace = &sink;
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  StatusOr<RoleResult> r = ExecuteSchedule(Dgx(1), OneAllReduce(8, GB(1)), ctx, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_THAT(sink.processes, ::testing::ElementsAre("0 rank 0 (node0/gpu0)"));
+  EXPECT_THAT(sink.threads, ::testing::ElementsAre("compute", "comm", "copy", "host"));
+  EXPECT_THAT(sink.slices,
+              ::testing::ElementsAre(
+                  fmt::format("0/1 all-reduce grads [0, +{}) 6 args", r->step_time.picoseconds())));
+  EXPECT_EQ(sink.counters, 0);
+  EXPECT_EQ(sink.finishes, 0);
 }
 
 TEST(Executor, RefusesTraceRanksOutOfRangeOrUnsorted) {
