@@ -269,6 +269,14 @@ class SearchTest(unittest.TestCase):
                 placesim.search(path, fix=["strategy.tp=2"], simulate_top=2, top=4, jobs=2),
                 cli_json("search", path, "--fix", "strategy.tp=2", "--simulate-top", "2",
                          "--top", "4", "--jobs", "2"))
+            # The exhaustive space adds the knobs only it varies (flash attention, tp
+            # overlap, gradient bucket) to every row.
+            exhaustive = placesim.search(path, fix=["strategy.tp=2"], simulate_top=2, top=3,
+                                         space="exhaustive")
+            self.assertIn("gradient_bucket", exhaustive["rows"][0])
+            self.assertEqual(exhaustive,
+                             cli_json("search", path, "--fix", "strategy.tp=2", "--simulate-top",
+                                      "2", "--top", "3", "--space", "exhaustive"))
 
     def test_a_bad_fix_names_the_valid_values(self):
         with self.assertRaisesRegex(placesim.ScenarioError, "strategy.tp.*valid"):
