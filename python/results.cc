@@ -1,0 +1,307 @@
+// Mirrors of the command line's JSON writers over the facade's result structs; see results.h.
+#include "python/results.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/units.h"
+#include "sim/executor/executor.h"
+#include "sim/executor/settings.h"
+#include "strategies/search.h"
+#include "strategies/spec.h"
+#include "topology/cluster.h"
+
+namespace placesim::python {
+namespace {
+
+using sim::RoleResult;
+
+// ------------------------------------------------------------------------------ simulate
+// A role's stream times and memory figures: at the top level for one role, in each entry of
+// "roles" for several (the p2p stream only there: one role has no pipeline sends).
+void AddRoleTimes(const RoleResult& role, bool with_p2p, Json& j) {
+  j["peak_memory_bytes"] = role.peak_memory.count();
+  j["capacity_bytes"] = role.capacity.count();
+  j["compute_s"] = role.compute_busy.ToSeconds();
+  j["comm_s"] = role.comm_busy.ToSeconds();
+  j["exposed_comm_s"] = role.exposed_comm.ToSeconds();
+  if (with_p2p) j["p2p_s"] = role.p2p_busy.ToSeconds();
+  j["copy_s"] = role.copy_busy.ToSeconds();
+  j["host_s"] = role.host_busy.ToSeconds();
+  j["idle_s"] = role.idle.ToSeconds();
+}
+
+const char* KindName(int k) {
+  return strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k));
+}
+
+Json RoleCommJson(const RoleResult& role) {
+  Json kinds = Json::object();
+  Json algorithms = Json::object();
+  for (int k = 0; k < sim::kNumCollectiveKinds; ++k) {
+    if (role.collective_calls[k] != 0) {
+      kinds[KindName(k)] = {{"calls", role.collective_calls[k]},
+                            {"bytes", role.collective_bytes[k].count()}};
+    }
+  }
+  for (int k = 0; k < sim::kNumCollectiveKinds; ++k) {
+    for (int alg = 0; alg < sim::kNumCollectiveAlgorithms; ++alg) {
+      if (role.algorithm_calls[k][alg] == 0) continue;
+      algorithms[KindName(k)]
+                [sim::CollectiveAlgorithmName(static_cast<sim::CollectiveAlgorithm>(alg))] =
+                    role.algorithm_calls[k][alg];
+    }
+  }
+  return {{"bytes_per_device_per_step", role.comm_bytes().count()},
+          {"by_kind", std::move(kinds)},
+          {"algorithms", std::move(algorithms)}};
+}
+
+Json RoleMemoryJson(const RoleResult& role) {
+  Json live = Json::object();
+  for (int t = 0; t < sim::kNumMemoryTags; ++t) {
+    if (role.live_at_peak[t].count() == 0) continue;
+    live[strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t))] =
+        role.live_at_peak[t].count();
+  }
+  return {{"peak_bytes", role.peak_memory.count()},
+          {"peak_at_s", role.peak_at.ToSeconds()},
+          {"live_at_peak_bytes", std::move(live)},
+          {"peak_host_bytes", role.peak_host_memory.count()},
+          {"peak_nvme_bytes", role.peak_nvme.count()}};
+}
+
+Json RolesJson(const api::SimResult& r) {
+  Json roles = Json::array();
+  for (const RoleResult& role : r.roles) {
+    Json e = {{"role", role.role},
+              {"stage", role.stage},
+              {"ranks", role.ranks},
+              {"simulated_rank", role.simulated_rank},
+              {"step_time_s", role.step_time.ToSeconds()}};
+    AddRoleTimes(role, /*with_p2p=*/true, e);
+    e["comm"] = RoleCommJson(role);
+    e["memory"] = RoleMemoryJson(role);
+    roles.push_back(std::move(e));
+  }
+  return roles;
+}
+
+Json LinksJson(const std::vector<sim::LinkKindStats>& links) {
+  Json list = Json::array();
+  for (const sim::LinkKindStats& l : links) {
+    list.push_back({{"kind", topology::LinkKindName(l.kind)},
+                    {"links", l.links},
+                    {"links_used", l.links_used},
+                    {"bytes", l.bytes.count()},
+                    {"busy_max_s", l.busy_max.ToSeconds()},
+                    {"busy_avg_s", l.busy_avg.ToSeconds()},
+                    {"utilization_max", l.utilization_max},
+                    {"utilization_avg", l.utilization_avg},
+                    {"peak_flows", l.peak_flows}});
+  }
+  return list;
+}
+
+// ---------------------------------------------------------------------------------- sweep
+template <typename T, typename F>
+Json OrNull(const std::optional<T>& v, F f) {
+  return v ? Json(f(*v)) : Json(nullptr);
+}
+
+// The point's row, every key present in a fixed order (null where not computed).
+Json PointJson(const study::SweepPoint& point, const std::vector<study::VaryAxis>& axes,
+               bool simulate) {
+  auto same = [](auto v) { return v; };
+  auto bytes = [](Bytes b) { return b.count(); };
+  auto seconds = [](Duration d) { return d.ToSeconds(); };
+  Json values = Json::object();
+  for (size_t a = 0; a < axes.size(); ++a) values[axes[a].field] = point.values[a];
+  Json p = {{"index", point.index},
+            {"values", std::move(values)},
+            {"status", point.ok ? "ok" : "error"},
+            {"fits", OrNull(point.fits, same)},
+            {"memory_total_bytes", OrNull(point.memory_total, bytes)},
+            {"comm_bytes_per_device_per_step", OrNull(point.comm_per_device_per_step, bytes)},
+            {"correctness_ok", OrNull(point.correctness_ok, same)}};
+  if (simulate) {
+    p["step_time_s"] = OrNull(point.step_time, seconds);
+    p["mfu"] = OrNull(point.mfu, same);
+    p["tokens_per_second"] = OrNull(point.tokens_per_second, same);
+    p["sim_peak_memory_bytes"] = OrNull(point.sim_peak_memory, bytes);
+    p["exposed_comm_s"] = OrNull(point.exposed_comm, seconds);
+  }
+  p["error"] = point.ok ? Json(nullptr) : Json(point.error);
+  return p;
+}
+
+// --------------------------------------------------------------------------------- search
+std::string ScheduleText(const strategies::Candidate& c) {
+  if (c.mesh.pp == 1) return "-";
+  std::string s = strategies::PipelineScheduleName(c.schedule);
+  if (c.virtual_stages > 1) s += fmt::format(" x{}", c.virtual_stages);
+  return s;
+}
+
+// The knobs only the exhaustive space searches, as the row's tier 2 ran them; "-" for a
+// bucket where gradients are not bucketed.
+void AddExhaustiveKnobs(const strategies::Candidate& c, const api::Scenario& scenario, Json& j) {
+  j["flash_attention"] = c.flash_attention.value_or(scenario.training.flash_attention);
+  j["tp_comm_overlap"] =
+      c.mesh.tp > 1 && c.tp_comm_overlap.value_or(scenario.simulation.tp_comm_overlap);
+  StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, scenario.cluster);
+  const Bytes bucket = strategies::CandidateBucket(c, scenario.simulation.gradient_bucket_size);
+  j["gradient_bucket"] = !strategy.ok() || !strategies::UsesGradientBuckets(*strategy)
+                             ? std::string("-")
+                         : bucket == strategies::kWholeGradientBucket ? std::string("whole")
+                                                                      : ToString(bucket);
+}
+
+Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::RankedCandidate& best,
+             const api::Scenario* exhaustive) {
+  const strategies::ScreenedCandidate& s = row.screened;
+  const strategies::Candidate& c = s.candidate;
+  Json j = {{"rank", rank},
+            {"strategy", strategies::CandidateLabel(c)},
+            {"preset", c.preset},
+            {"dp", c.mesh.dp},
+            {"tp", c.mesh.tp},
+            {"pp", c.mesh.pp},
+            {"cp", c.mesh.cp},
+            {"ep", c.mesh.ep},
+            {"pipeline_schedule", ScheduleText(c)},
+            {"micro_batch", c.micro_batch},
+            {"recompute", strategies::RecomputeName(c.recompute)},
+            {"sequence_parallel", c.sequence_parallel && c.mesh.tp > 1}};
+  if (exhaustive != nullptr) AddExhaustiveKnobs(c, *exhaustive, j);
+  j["step_time_s"] = row.step().ToSeconds();
+  j["source"] = row.simulated_step ? "simulated" : "estimated";
+  j["estimated_step_time_s"] = s.estimate.total.ToSeconds();
+  j["memory_bytes"] = s.memory.count();
+  j["headroom_bytes"] = s.headroom().count();
+  j["mfu"] = row.simulated_step ? row.simulated_mfu : s.estimate.mfu;
+  j["vs_best"] = &row == &best ? std::string("best")
+                               : strategies::DominantCostVsBest(s.estimate, best.screened.estimate);
+  Json parts = Json::object();
+  for (int i = 0; i < strategies::kNumCostParts; ++i) {
+    parts[strategies::CostPartName(static_cast<strategies::CostPart>(i))] =
+        s.estimate.parts[static_cast<size_t>(i)].ToSeconds();
+  }
+  j["estimate_breakdown_s"] = std::move(parts);
+  j["simulation_error"] = row.simulation_error.empty() ? Json(nullptr) : Json(row.simulation_error);
+  return j;
+}
+
+// -------------------------------------------------------------------------------- compare
+Json ValueJson(const std::optional<study::MetricValue>& v) {
+  if (!v) return nullptr;
+  return std::visit([](auto x) { return Json(x); }, *v);
+}
+
+}  // namespace
+
+Json SimulationJson(const api::SimResult& r) {
+  const bool single = r.roles.size() == 1;
+  Json j = {{"step_time_s", r.step_time.ToSeconds()},
+            {"mfu", r.mfu},
+            {"hfu", r.hfu},
+            {"tokens_per_second", r.tokens_per_second}};
+  if (single) {
+    AddRoleTimes(r.roles.front(), /*with_p2p=*/false, j);
+    j["comm"] = RoleCommJson(r.roles.front());
+  } else {
+    // The step's memory figures are those of the role with the highest peak (the first of
+    // equal ones).
+    const RoleResult& peak = *std::max_element(
+        r.roles.begin(), r.roles.end(),
+        [](const RoleResult& a, const RoleResult& b) { return a.peak_memory < b.peak_memory; });
+    j["peak_memory_bytes"] = peak.peak_memory.count();
+    j["capacity_bytes"] = peak.capacity.count();
+    j["roles"] = RolesJson(r);
+  }
+  j["links"] = LinksJson(r.links);
+  if (single) j["memory"] = RoleMemoryJson(r.roles.front());
+  Json findings = Json::array();
+  for (const auto& f : r.findings) {
+    findings.push_back({{"severity", strategies::SeverityName(f.severity)},
+                        {"rule", f.rule},
+                        {"message", f.message},
+                        {"fix", f.fix}});
+  }
+  j["findings"] = std::move(findings);
+  return j;
+}
+
+Json SweepJson(const api::SweepResult& r, const std::string& scenario,
+               const std::vector<std::string>& sets, const std::string& network) {
+  Json vary = Json::array();
+  for (const auto& axis : r.axes) vary.push_back({{"field", axis.field}, {"values", axis.values}});
+  Json points = Json::array();
+  const bool simulate = r.mode == study::SweepMode::kSimulate;
+  for (const auto& p : r.points) points.push_back(PointJson(p, r.axes, simulate));
+  return {{"kind", "sweep"},
+          {"version", 1},
+          {"fingerprint", r.fingerprint},
+          {"scenario", scenario},
+          {"mode", study::SweepModeName(r.mode)},
+          {"network", network},
+          {"set", sets},
+          {"vary", std::move(vary)},
+          {"total_points", r.total_points},
+          {"shard", {{"index", r.shard.index}, {"count", r.shard.count}}},
+          {"points", std::move(points)}};
+}
+
+Json SearchJson(const api::SearchResult& r, const api::SearchOptions& options,
+                const api::Scenario& scenario, const std::string& scenario_name) {
+  const strategies::SearchStats& stats = r.stats;
+  Json doc;
+  doc["scenario"] = scenario_name;
+  if (options.space != "default") doc["space"] = options.space;
+  doc["fix"] = options.fixes;
+  doc["candidates"] = stats.candidates;
+  doc["pruned"] = stats.pruned;
+  doc["analyzed"] = stats.analyzed;
+  doc["feasible"] = stats.feasible;
+  doc["simulate_top"] = options.simulate_top;
+  doc["simulated"] = r.simulated;
+  const api::Scenario* exhaustive = options.space == "default" ? nullptr : &scenario;
+  Json rows = Json::array();
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    rows.push_back(RowJson(r.ranked[i], static_cast<int64_t>(i) + 1, r.ranked.front(), exhaustive));
+  }
+  doc["rows"] = std::move(rows);
+  return doc;
+}
+
+Json CompareJson(const study::Comparison& c, const std::string& baseline,
+                 const std::string& current, double threshold) {
+  Json metrics = Json::array();
+  for (const auto& m : c.changes) {
+    metrics.push_back({{"metric", m.metric},
+                       {"verdict", study::VerdictName(m.verdict)},
+                       {"baseline", ValueJson(m.baseline)},
+                       {"current", ValueJson(m.current)},
+                       {"relative", m.relative ? Json(*m.relative) : Json(nullptr)}});
+  }
+  return {{"kind", "compare"},
+          {"result_kind", study::ResultKindName(c.kind)},
+          {"baseline", baseline},
+          {"current", current},
+          {"threshold", threshold},
+          {"regressed", c.regressed},
+          {"improved", c.improved},
+          {"changed", c.changed},
+          {"within_threshold", c.within_threshold},
+          {"unchanged", c.unchanged},
+          {"removed", c.removed},
+          {"added", c.added},
+          {"metrics", std::move(metrics)}};
+}
+
+}  // namespace placesim::python
