@@ -60,6 +60,7 @@ StatusOr<sim::Scenario> ScenarioForCandidate(const sim::Scenario& scenario,
       strategies::CandidateStrategy(candidate, scenario.cluster);
   if (!strategy.ok()) return strategy.status();
   sim::Scenario out = scenario;
+  out.name = fmt::format("{}, search row {}", scenario.name, strategies::CandidateLabel(candidate));
   out.strategy = *std::move(strategy);
   out.training = strategies::CandidateTraining(candidate, scenario.training);
   if (candidate.tp_comm_overlap) out.simulation.tp_comm_overlap = *candidate.tp_comm_overlap;

@@ -48,7 +48,7 @@ StatusOr<Exported> Export(const sim::Scenario& scenario, Framework framework);
 
 // The scenario a search candidate stands for: its strategy preset on its mesh, its training
 // knobs, and its tier-2 simulation knobs (tp overlap, gradient bucket), as `placesim search`
-// screened and simulated it. kNotFound for an unknown preset.
+// screened and simulated it; its name says which row. kNotFound for an unknown preset.
 StatusOr<sim::Scenario> ScenarioForCandidate(const sim::Scenario& scenario,
                                              const strategies::Candidate& candidate);
 

@@ -142,10 +142,11 @@ std::string Constants(const sim::Scenario& sc) {
       "MICRO_BATCH = {}  # sequences per GPU per micro-batch\n"
       "GLOBAL_BATCH = {}  # sequences per optimizer step\n"
       "GRAD_ACCUM_STEPS = {}  # {} / ({} x dp {})\n"
-      "SEQ_LEN = {}\n"
+      "SEQ_LEN = {}{}\n"
       "LEARNING_RATE = 1e-4  # not part of the plan: yours\n\n",
       sc.training.micro_batch, sc.training.global_batch, steps, sc.training.global_batch,
-      sc.training.micro_batch, sc.strategy.mesh.dp, sc.model.transformer.seq_len);
+      sc.training.micro_batch, sc.strategy.mesh.dp, sc.model.transformer.seq_len,
+      sc.model.has_architecture() ? "" : "  # the scenario gives the parameter count alone");
 }
 
 std::string WrapFunction(const sim::Scenario& sc, const Snippet& s) {
@@ -225,7 +226,6 @@ Snippet Derive(const sim::Scenario& sc, Findings& f) {
 
 StatusOr<Exported> ExportFsdp(const sim::Scenario& scenario) {
   Findings f(kName);
-  RequireArchitecture(scenario, f);
   const Snippet s = Derive(scenario, f);
   if (f.refused()) return f.ToStatus();
   std::string out;
