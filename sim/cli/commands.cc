@@ -24,6 +24,7 @@
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/compare.h"
+#include "sim/cli/export.h"
 #include "sim/cli/search.h"
 #include "sim/cli/sweep.h"
 #include "sim/executor/executor.h"
@@ -62,6 +63,9 @@ constexpr const char* kUsage =
     "  search SCENARIO     the best strategies for the model and cluster that fit memory:\n"
     "                      every mesh, ZeRO/FSDP/offload choice, micro-batch, recompute and\n"
     "                      pipeline schedule screened analytically, the best simulated\n"
+    "  export SCENARIO --to megatron|deepspeed|fsdp\n"
+    "                      the plan as the framework's configuration: Megatron-LM\n"
+    "                      arguments, a DeepSpeed config JSON or a PyTorch FSDP snippet\n"
     "  topology SCENARIO   the cluster graph: GPUs, links by kind, injection and bisection\n"
     "                      bandwidth; --dot FILE writes it for Graphviz\n"
     "  presets             every built-in hardware, node, model and strategy preset\n"
@@ -614,7 +618,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   static constexpr std::pair<const char*, Handler> kCommands[] = {
       {"analyze", &Analyze},   {"simulate", &Simulate},  {"sweep", &RunSweep},
       {"merge", &RunMerge},    {"compare", &RunCompare}, {"search", &RunSearch},
-      {"topology", &Topology}, {"presets", &Presets},
+      {"topology", &Topology}, {"presets", &Presets},    {"export", &RunExport},
   };
   for (const auto& [name, handler] : kCommands) {
     if (command == name) return handler(rest, out, err);

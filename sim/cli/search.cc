@@ -20,6 +20,8 @@
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/export.h"
+#include "sim/export/export.h"
 #include "sim/study/search.h"
 #include "strategies/search.h"
 
@@ -35,6 +37,8 @@ struct SearchArgs {
   std::vector<std::string> sets;
   std::string format = "table";
   study::SearchRequest request;
+  std::string export_to;  // --export: a framework name, or "" for none
+  std::string output;     // -o: where the export goes
 };
 
 std::string ScheduleText(const strategies::Candidate& c) {
@@ -211,7 +215,12 @@ po::options_description SearchOptionsDescription(SearchArgs& a) {
       "jobs", po::value<int64_t>(&r.jobs)->default_value(0),
       "worker threads; 0 = the hardware's concurrency. Output is identical for every value")(
       "format", po::value<std::string>(&a.format)->default_value("table"),
-      "output format: table, csv or json");
+      "output format: table, csv or json")(
+      "export", po::value<std::string>(&a.export_to),
+      ("export the best row as the framework's configuration: " +
+       JoinNames(exporting::FrameworkNames()) + "; to stdout instead of the table, or to -o FILE")
+          .c_str())("output,o", po::value<std::string>(&a.output),
+                    "with --export: write the configuration to FILE (atomically)");
   return desc;
 }
 
@@ -224,6 +233,13 @@ std::optional<Scenario> LoadSearchInput(const SearchArgs& a, std::ostream& err) 
         fmt::format("--format: \"{}\": unknown format; valid: table, csv, json", a.format));
   }
   study::CheckSearchRequest(a.request, &errors);
+  if (!a.export_to.empty()) {
+    if (StatusOr<exporting::Framework> f = exporting::ParseFramework(a.export_to); !f.ok()) {
+      errors.AddLine(f.status().message());
+    }
+  } else if (!a.output.empty()) {
+    errors.AddLine("-o: needs --export FRAMEWORK");
+  }
   StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
   if (!scenario.ok()) {
     errors.AddLine(scenario.status().message());
@@ -294,6 +310,13 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (!result->simulation_warning.empty()) {
     PrintMessage(err, "search", result->simulation_warning);
+  }
+  if (!a.export_to.empty()) {
+    StatusOr<Scenario> best =
+        exporting::ScenarioForCandidate(*scenario, result->ranked.front().screened.candidate);
+    if (!best.ok()) return ReportError(err, "search --export", best.status());
+    const int code = WriteExport(*best, a.export_to, a.output, "search --export", out, err);
+    if (code != kExitOk || a.output.empty()) return code;
   }
   out << Render(SearchJson(a, *scenario, *result), a.format,
                 scenario->model.transformer.experts > 1);
