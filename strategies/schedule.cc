@@ -16,9 +16,22 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                                                const StrategySpec& strategy,
                                                const topology::ClusterSpec& cluster,
                                                const ScheduleOptions& options) {
+  ASSIGN_OR_RETURN(const Plan plan, Analyze(model, training, strategy, cluster,
+                                            ScheduleAnalyzeOptions(options)));
+  return BuildSchedulesForPlan(model, training, strategy, plan, options);
+}
+
+AnalyzeOptions ScheduleAnalyzeOptions(const ScheduleOptions& options) {
   AnalyzeOptions analyze_options;
   analyze_options.prefetch_depth = std::max(0, options.prefetch_depth);
-  ASSIGN_OR_RETURN(const Plan plan, Analyze(model, training, strategy, cluster, analyze_options));
+  return analyze_options;
+}
+
+StatusOr<std::vector<Schedule>> BuildSchedulesForPlan(const ModelSpec& model,
+                                                      const TrainingSpec& training,
+                                                      const StrategySpec& strategy,
+                                                      const Plan& plan,
+                                                      const ScheduleOptions& options) {
   RETURN_IF_ERROR(schedule_internal::CheckScope(model, strategy, plan, options));
   schedule_internal::StepContext ctx =
       schedule_internal::MakeStepContext(model, training, strategy, options, plan);

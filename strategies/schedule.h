@@ -25,6 +25,8 @@
 
 #include "base/status.h"
 #include "base/units.h"
+#include "strategies/analyzer.h"
+#include "strategies/plan.h"
 #include "strategies/schedule/ops.h"
 #include "strategies/spec.h"
 #include "topology/spec.h"
@@ -71,6 +73,19 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                                                const StrategySpec& strategy,
                                                const topology::ClusterSpec& cluster,
                                                const ScheduleOptions& options = {});
+
+// The analyze options a schedule built with `options` agrees with (its prefetch depth).
+AnalyzeOptions ScheduleAnalyzeOptions(const ScheduleOptions& options);
+
+// BuildSchedules for a caller that already holds the plan, so a simulation analyzes once.
+// REQUIRES: `plan` is Analyze(model, training, strategy, cluster, ScheduleAnalyzeOptions(options))
+// for the same inputs; the schedule's volumes are taken from it. Errors as BuildSchedules',
+// less Analyze's own.
+StatusOr<std::vector<Schedule>> BuildSchedulesForPlan(const ModelSpec& model,
+                                                      const TrainingSpec& training,
+                                                      const StrategySpec& strategy,
+                                                      const Plan& plan,
+                                                      const ScheduleOptions& options = {});
 
 }  // namespace placesim::strategies
 

@@ -959,13 +959,13 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
                                  const strategies::TrainingSpec& training,
                                  const strategies::StrategySpec& strategy,
                                  const ExecutorOptions& options) {
-  strategies::AnalyzeOptions analyze;
-  analyze.prefetch_depth = options.schedule.prefetch_depth;
+  // One Analyze serves the result and the schedules.
   ASSIGN_OR_RETURN(strategies::Plan plan,
-                   strategies::Analyze(model, training, strategy, cluster.spec(), analyze));
+                   strategies::Analyze(model, training, strategy, cluster.spec(),
+                                       strategies::ScheduleAnalyzeOptions(options.schedule)));
   ASSIGN_OR_RETURN(
       std::vector<strategies::Schedule> schedules,
-      strategies::BuildSchedules(model, training, strategy, cluster.spec(), options.schedule));
+      strategies::BuildSchedulesForPlan(model, training, strategy, plan, options.schedule));
   ExecutionContext ctx;
   ctx.mesh = strategy.mesh;
   ctx.rank_order = strategy.rank_order;
