@@ -16,8 +16,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                                                const StrategySpec& strategy,
                                                const topology::ClusterSpec& cluster,
                                                const ScheduleOptions& options) {
-  ASSIGN_OR_RETURN(const Plan plan, Analyze(model, training, strategy, cluster,
-                                            ScheduleAnalyzeOptions(options)));
+  ASSIGN_OR_RETURN(const Plan plan,
+                   Analyze(model, training, strategy, cluster, ScheduleAnalyzeOptions(options)));
   return BuildSchedulesForPlan(model, training, strategy, plan, options);
 }
 
