@@ -45,9 +45,8 @@ bool CheckChoice(const std::string& command, const std::string& flag, const std:
   return false;
 }
 
-std::optional<NetworkModel> NetworkOverride(const std::string& choice) {
-  if (choice == "analytic") return NetworkModel::kAnalytic;
-  if (choice == "flow") return NetworkModel::kFlow;
+std::optional<std::string> NetworkOverride(const std::string& choice) {
+  if (choice == "analytic" || choice == "flow") return choice;
   return std::nullopt;
 }
 

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "base/status.h"
-#include "sim/executor/settings.h"
 
 namespace placesim::sim {
 
@@ -40,7 +39,7 @@ inline const std::vector<std::string>& NetworkChoices() {
   return choices;
 }
 // The override a --network choice asks for; nullopt for "scenario".
-std::optional<NetworkModel> NetworkOverride(const std::string& choice);
+std::optional<std::string> NetworkOverride(const std::string& choice);
 
 // Prints "placesim PREFIX: first line" (or "placesim: first line" when `prefix` is empty)
 // and the message's other lines indented by two spaces.

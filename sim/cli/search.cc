@@ -71,7 +71,7 @@ void SimulateTop(const Scenario& scenario, std::vector<Row>& rows, int64_t k, in
     return;
   }
   ExecutorOptions base = ExecutorOptionsFromSettings(scenario.simulation);
-  if (const std::optional<NetworkModel> model = NetworkOverride(network)) base.network = *model;
+  if (const std::optional<std::string> model = NetworkOverride(network)) base.network = *model;
   std::atomic<size_t> next{0};
   auto work = [&]() {
     for (size_t i = next.fetch_add(1); i < picks; i = next.fetch_add(1)) {

@@ -263,7 +263,7 @@ struct PointContext {
   const std::vector<VaryAxis>* axes = nullptr;
   bool simulate = false;
   // Overrides the scenario's simulation.network_model when set.
-  std::optional<NetworkModel> network;
+  std::optional<std::string> network;
 };
 
 // The value index of every axis for global point `index` (last axis fastest).

@@ -358,5 +358,44 @@ TEST(PresetsCommand, ListsEveryGroupInJson) {
   }
 }
 
+TEST(PresetsCommand, ListsTheCollectiveAlgorithmsAndNetworkModelsWithTheirSources) {
+  // The registered ones (sim/collectives/registry.h, sim/network/network_model.h), "auto" first.
+  Result r = RunPlacesim({"presets", "--format", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  for (auto [group, names] :
+       {std::pair{"collective_algorithms",
+                  std::vector<std::string>{"auto", "ring", "tree", "hierarchical", "pairwise"}},
+        std::pair{"network_models", std::vector<std::string>{"flow", "analytic"}}}) {
+    ASSERT_TRUE(j.contains(group)) << group;
+    std::vector<std::string> listed;
+    for (const auto& e : j[group]) {
+      listed.push_back(e["name"]);
+      EXPECT_FALSE(e["description"].get<std::string>().empty()) << e["name"];
+      EXPECT_FALSE(e["source"].get<std::string>().empty()) << e["name"];
+    }
+    EXPECT_EQ(listed, names) << group;
+  }
+  Result table = RunPlacesim({"presets"});
+  ASSERT_EQ(table.code, kExitOk) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("\ncollective algorithms:\n  auto "));
+  EXPECT_THAT(table.out, HasSubstr("\n  hierarchical  intra-node rings"));
+  EXPECT_THAT(table.out, HasSubstr("\nnetwork models:\n  flow "));
+}
+
+TEST(SimulateCommand, AnUnknownCollectiveAlgorithmNamesTheFieldAndTheValidOnes) {
+  Result r = RunPlacesim({"simulate", Example("llama2-7b-ddp.textproto"), "--set",
+                          "simulation.collective_algorithm=foo"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("simulation.collective_algorithm: \"foo\""));
+  EXPECT_THAT(r.err, HasSubstr("valid: auto, ring, tree, hierarchical, pairwise"));
+  // Every registered name is accepted.
+  for (const char* name : {"auto", "ring", "tree", "hierarchical", "pairwise"}) {
+    Result ok = RunPlacesim({"analyze", Example("llama2-7b-ddp.textproto"), "--set",
+                             std::string("simulation.collective_algorithm=") + name});
+    EXPECT_EQ(ok.code, kExitOk) << name << ": " << ok.err;
+  }
+}
+
 }  // namespace
 }  // namespace placesim::sim
