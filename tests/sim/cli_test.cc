@@ -13,6 +13,7 @@
 
 #include "cli_test_util.h"
 #include "sim/cli/commands.h"
+#include "sim/collectives/registry.h"
 
 namespace placesim::sim {
 namespace {
@@ -384,15 +385,19 @@ TEST(PresetsCommand, ListsTheCollectiveAlgorithmsAndNetworkModelsWithTheirSource
 }
 
 TEST(SimulateCommand, AnUnknownCollectiveAlgorithmNamesTheFieldAndTheValidOnes) {
+  // The valid names are the registry's ("auto" first): the schema must name every registered
+  // algorithm, and scenarios can force each of them.
+  const collectives::Registry& registry = collectives::BuiltinRegistry();
+  ASSERT_EQ(registry.ValidNames(), "auto, ring, tree, hierarchical, pairwise");
   Result r = RunPlacesim({"simulate", Example("llama2-7b-ddp.textproto"), "--set",
                           "simulation.collective_algorithm=foo"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("simulation.collective_algorithm: \"foo\""));
-  EXPECT_THAT(r.err, HasSubstr("valid: auto, ring, tree, hierarchical, pairwise"));
-  // Every registered name is accepted.
-  for (const char* name : {"auto", "ring", "tree", "hierarchical", "pairwise"}) {
+  EXPECT_THAT(r.err, HasSubstr("valid: " + registry.ValidNames()));
+  for (int id = 0; id < registry.size(); ++id) {
+    const std::string name(registry.at(id).name());
     Result ok = RunPlacesim({"analyze", Example("llama2-7b-ddp.textproto"), "--set",
-                             std::string("simulation.collective_algorithm=") + name});
+                             "simulation.collective_algorithm=" + name});
     EXPECT_EQ(ok.code, kExitOk) << name << ": " << ok.err;
   }
 }
