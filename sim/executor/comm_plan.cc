@@ -15,7 +15,6 @@
 namespace placesim::sim::internal {
 namespace {
 
-using strategies::CollectiveKind;
 using strategies::GroupKind;
 using strategies::Op;
 using topology::Axis;

@@ -142,7 +142,8 @@ struct ExecutorOptions {
   // forced where it applies; forcing one is for what-if studies.
   std::string algorithm = "auto";
   // The registries the names refer to; null (default): the built-ins. Not owned; they must
-  // outlive the call.
+  // outlive the call. A collective registry must hold "ring", under which pipeline sends are
+  // counted.
   const collectives::Registry* collectives = nullptr;
   const NetworkModelRegistry* network_models = nullptr;
   strategies::ScheduleOptions schedule;
