@@ -27,6 +27,7 @@
 namespace placesim::sim {
 
 inline constexpr int kNumLinkKinds = 5;  // topology::LinkKind values
+static_assert(kNumLinkKinds == static_cast<int>(topology::LinkKind::kMemory) + 1);
 
 }  // namespace placesim::sim
 
