@@ -11,7 +11,6 @@
 
 #include "base/units.h"
 #include "sim/executor/executor.h"
-#include "sim/executor/settings.h"
 #include "strategies/search.h"
 #include "strategies/spec.h"
 #include "topology/cluster.h"
@@ -50,11 +49,9 @@ Json RoleCommJson(const RoleResult& role) {
     }
   }
   for (int k = 0; k < sim::kNumCollectiveKinds; ++k) {
-    for (int alg = 0; alg < sim::kNumCollectiveAlgorithms; ++alg) {
+    for (size_t alg = 0; alg < role.algorithm_calls[k].size(); ++alg) {
       if (role.algorithm_calls[k][alg] == 0) continue;
-      algorithms[KindName(k)]
-                [sim::CollectiveAlgorithmName(static_cast<sim::CollectiveAlgorithm>(alg))] =
-                    role.algorithm_calls[k][alg];
+      algorithms[KindName(k)][role.algorithm_names[alg]] = role.algorithm_calls[k][alg];
     }
   }
   return {{"bytes_per_device_per_step", role.comm_bytes().count()},

@@ -78,9 +78,10 @@ StatusOr<Plan> Analyze(const Scenario& scenario) {
 
 // ------------------------------------------------------------------------------- simulate
 Status CheckSimulateOptions(const SimulateOptions& options) {
-  if (!options.network.empty() && options.network != "flow" && options.network != "analytic") {
-    return InvalidArgumentError(fmt::format(
-        "--network: \"{}\": unknown network model; valid: flow, analytic", options.network));
+  const sim::NetworkModelRegistry& models = sim::BuiltinNetworkModels();
+  if (!options.network.empty() && !models.Find(options.network)) {
+    return InvalidArgumentError(fmt::format("--network: \"{}\": unknown network model; valid: {}",
+                                            options.network, models.ValidNames()));
   }
   if (!options.trace_ranks.empty() && options.trace == nullptr) {
     return InvalidArgumentError("--trace-ranks needs --trace FILE");
@@ -122,8 +123,9 @@ StatusOr<SimResult> Simulate(const Scenario& scenario, const SimulateOptions& op
   RETURN_IF_ERROR(CheckSimulateOptions(options));
   ASSIGN_OR_RETURN(topology::Cluster cluster, topology::BuildCluster(scenario.cluster));
   sim::ExecutorOptions executor = sim::ExecutorOptionsFromSettings(scenario.simulation);
-  if (options.network == "flow") executor.network = sim::NetworkModel::kFlow;
-  if (options.network == "analytic") executor.network = sim::NetworkModel::kAnalytic;
+  if (const std::optional<std::string> model = study::NetworkOverride(options.network)) {
+    executor.network = *model;
+  }
   executor.trace_ranks = options.trace_ranks;
   executor.trace = options.trace;
   return sim::SimulateStep(cluster, scenario.model, scenario.training, scenario.strategy, executor);

@@ -27,7 +27,9 @@
 #include "sim/cli/export.h"
 #include "sim/cli/search.h"
 #include "sim/cli/sweep.h"
+#include "sim/collectives/registry.h"
 #include "sim/executor/executor.h"
+#include "sim/network/network_model.h"
 #include "sim/scenario/scenario.h"
 #include "strategies/analyzer.h"
 #include "strategies/presets.h"
@@ -165,11 +167,11 @@ nlohmann::ordered_json RoleCommJson(const RoleResult& role) {
   comm["by_kind"] = std::move(kinds);
   nlohmann::ordered_json algorithms;
   for (int k = 0; k < kNumCollectiveKinds; ++k) {
-    for (int alg = 0; alg < kNumCollectiveAlgorithms; ++alg) {
+    for (size_t alg = 0; alg < role.algorithm_calls[k].size(); ++alg) {
       int64_t calls = role.algorithm_calls[k][alg];
       if (calls == 0) continue;
       algorithms[strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k))]
-                [CollectiveAlgorithmName(static_cast<CollectiveAlgorithm>(alg))] = calls;
+                [role.algorithm_names[alg]] = calls;
     }
   }
   comm["algorithms"] = std::move(algorithms);
@@ -289,11 +291,11 @@ std::string CollectiveKindLines(const RoleResult& role, std::string_view indent,
   for (int k = 0; k < kNumCollectiveKinds; ++k) {
     if (role.collective_calls[k] == 0) continue;
     std::string algorithms;
-    for (int alg = 0; alg < kNumCollectiveAlgorithms; ++alg) {
+    for (size_t alg = 0; alg < role.algorithm_calls[k].size(); ++alg) {
       if (role.algorithm_calls[k][alg] == 0) continue;
       algorithms +=
           fmt::format("{}{} {}", algorithms.empty() ? "" : ", ", role.algorithm_calls[k][alg],
-                      CollectiveAlgorithmName(static_cast<CollectiveAlgorithm>(alg)));
+                      role.algorithm_names[alg]);
     }
     out += fmt::format("{}{:<{}} {} calls, {} ({})\n", indent,
                        strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k)),
@@ -572,6 +574,26 @@ int Presets(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     groups.emplace_back("strategies", std::move(e));
   }
+  {
+    const collectives::Registry& algorithms = collectives::BuiltinRegistry();
+    std::vector<Entry> e = {{std::string(collectives::Registry::kAutoName),
+                             std::string(collectives::Registry::kAutoDescription),
+                             std::string(collectives::Registry::kAutoCitation)}};
+    for (int id = 0; id < algorithms.size(); ++id) {
+      const collectives::Algorithm& a = algorithms.at(id);
+      e.push_back({std::string(a.name()), std::string(a.description()), std::string(a.citation())});
+    }
+    groups.emplace_back("collective_algorithms", std::move(e));
+  }
+  {
+    const NetworkModelRegistry& models = BuiltinNetworkModels();
+    std::vector<Entry> e;
+    for (int id = 0; id < models.size(); ++id) {
+      const NetworkModel& m = models.at(id);
+      e.push_back({std::string(m.name()), std::string(m.description()), std::string(m.citation())});
+    }
+    groups.emplace_back("network_models", std::move(e));
+  }
 
   if (format == "json") {
     nlohmann::ordered_json j;
@@ -588,7 +610,9 @@ int Presets(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   for (const auto& [group, entries] : groups) {
     size_t width = 0;
     for (const auto& e : entries) width = std::max(width, e.name.size());
-    out << group << ":\n";
+    std::string title = group;
+    std::replace(title.begin(), title.end(), '_', ' ');
+    out << title << ":\n";
     for (const auto& e : entries) {
       out << fmt::format("  {:<{}}  {}\n", e.name, width, e.description);
     }

@@ -2,18 +2,19 @@
 //
 // Collectives, sends and copies become a CommPlan: phases of flows (executor.h), built once per
 // (stage, group, kind, algorithm), (stage, peer stage) or (stage, copy kind) at setup and
-// shared by every op that uses it; an op picks its plan (and, under kAuto, its algorithm) at
-// setup from its buffer size. The groups and the collectives' plans come from a CommPlanner
-// (comm_plan.h).
+// shared by every op that uses it; an op picks its plan (and, under "auto", its algorithm) at
+// setup from its buffer size (collectives::Registry::Choose). The groups and the collectives'
+// plans come from a CommPlanner (comm_plan.h). The network model (sim/network/network_model.h)
+// runs each op's plan: it times it at once or reports its end through network wakes.
 //
 // Ops are numbered globally over the lanes (lane offset + index), and everything per op lives
 // in vectors indexed by that number: durations, plans, and the DepGraph's successors in
 // compressed rows (a recv is a successor of the send it matches) and unfinished deps. What a
-// running op needs beyond that (start, phase, flows left) lives with its lane's stream, which
-// runs one op at a time.
+// running op needs beyond that (its start) lives with its lane's stream, which runs one op at
+// a time; the phase in flight and its flows left live in the network model.
 //
 // Event loop. Two event kinds: kOpDone (an op with a known duration finished; payload = its
-// global number) and kNetworkWake (the flow network's next change; payload = the network
+// global number) and kNetworkWake (the network model's next change; payload = the network
 // version it was armed for, so outdated wakes are ignored). A lane is marked dirty when one of
 // its streams frees up or one of its ops loses its last dep; after every event the dirty lanes
 // are polled, lowest first, each one's streams in a fixed order, and every op that can start
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -40,38 +42,12 @@
 #include "sim/executor/trace_layout.h"
 #include "sim/memory/memory_tracker.h"
 #include "sim/network/alpha_beta.h"
-#include "sim/network/flow_network.h"
+#include "sim/network/network_model.h"
 #include "strategies/analyzer.h"
 #include "strategies/model.h"
 #include "topology/placement.h"
 
 namespace placesim::sim {
-
-const char* NetworkModelName(NetworkModel m) {
-  switch (m) {
-    case NetworkModel::kFlow:
-      return "flow";
-    case NetworkModel::kAnalytic:
-      return "analytic";
-  }
-  return "?";
-}
-
-const char* CollectiveAlgorithmName(CollectiveAlgorithm a) {
-  switch (a) {
-    case CollectiveAlgorithm::kAuto:
-      return "auto";
-    case CollectiveAlgorithm::kRing:
-      return "ring";
-    case CollectiveAlgorithm::kTree:
-      return "tree";
-    case CollectiveAlgorithm::kHierarchical:
-      return "hierarchical";
-    case CollectiveAlgorithm::kPairwise:
-      return "pairwise";
-  }
-  return "?";
-}
 
 ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) {
   ExecutorOptions o;
@@ -92,11 +68,9 @@ Bytes RoleResult::comm_bytes() const {
 
 namespace {
 
-using internal::CommPhase;
 using internal::CommPlan;
 using internal::CommPlanner;
 using internal::DepGraph;
-using internal::FlowPath;
 using internal::GroupLayout;
 using internal::LaneSet;
 using strategies::CollectiveKind;
@@ -143,11 +117,8 @@ struct Lane {
   std::array<std::vector<int32_t>, kNumStreams> stream_ops;  // global ids, in index order
   std::array<size_t, kNumStreams> next{};
   std::array<bool, kNumStreams> busy{};
-  // The op running on each stream (one at a time): its start, its plan phase and the flows of
-  // that phase not yet finished.
+  // The op running on each stream (one at a time): its start.
   std::array<Duration, kNumStreams> started{};
-  std::array<uint32_t, kNumStreams> phase{};
-  std::array<int64_t, kNumStreams> flows_left{};
   std::array<std::vector<std::pair<int64_t, int64_t>>, kNumStreams> intervals;
   MemoryTracker memory;
   std::vector<uint32_t> trace_pids;  // processes that receive its timeline
@@ -163,13 +134,18 @@ class Runner {
         schedules_(schedules),
         ctx_(context),
         opt_(options),
-        planner_(cluster, context, rank_gpu_, simulated_nodes_) {}
+        algorithms_(options.collectives != nullptr ? *options.collectives
+                                                   : collectives::BuiltinRegistry()),
+        network_models_(options.network_models != nullptr ? *options.network_models
+                                                          : BuiltinNetworkModels()),
+        planner_(cluster, context, rank_gpu_, simulated_nodes_, algorithms_) {}
 
   StatusOr<ExecutionResult> Execute();
   Status Handle(Engine& engine, const Event& e);
 
  private:
   Status Setup();
+  Status SetupNames();
   Status SetupLanes();
   Status SetupOps();
   Status SetupDeps();
@@ -187,8 +163,6 @@ class Runner {
   void StartReady(Engine& engine);
   void PollLane(Engine& engine, Lane& lane);
   void StartOp(Engine& engine, Lane& lane, int32_t i);
-  // Starts phase `k` of op i's plan, or finishes the op when no phase is left.
-  void StartPhase(Engine& engine, int32_t i, uint32_t k);
   void FinishOp(Engine& engine, int32_t i);
   // Op i finished: its successors lose a dep, and the lanes of those left with none get polled.
   void Release(int32_t i);
@@ -200,7 +174,14 @@ class Runner {
   std::span<const Schedule> schedules_;
   const ExecutionContext& ctx_;
   const ExecutorOptions& opt_;
-  std::optional<FlowNetwork> net_;
+  const collectives::Registry& algorithms_;
+  const NetworkModelRegistry& network_models_;
+  // Resolved at setup from the options' names: the forced algorithm (or Registry::kAuto), the
+  // algorithm pipeline sends are counted under (the ring), the network model.
+  int forced_algorithm_ = collectives::Registry::kAuto;
+  int send_algorithm_ = 0;
+  const NetworkModel* network_model_ = nullptr;
+  std::unique_ptr<Network> network_;
 
   std::vector<VertexId> rank_gpu_;
   std::vector<int64_t> gpu_rank_;  // per GPU index, the rank placed on it
@@ -220,26 +201,20 @@ class Runner {
   std::map<std::pair<int, int>, CommPlan> sends_;
 
   // Execution state.
-  LaneSet dirty_;  // lanes that may start an op
-  std::vector<FlowCompletion> completions_;
+  LaneSet dirty_;                   // lanes that may start an op
+  std::vector<uint64_t> finished_;  // ops whose transfers a network wake ended
   uint64_t armed_version_ = ~uint64_t{0};
   Duration armed_time_ = Duration::Max();
 
-  // kAnalytic link accounting: bytes and busy picoseconds per link, and the most flows of one
-  // phase per link (with its scratch count and the links it touched); the links' bandwidths
-  // (bytes/s), read for every flow.
-  std::vector<double> link_bandwidth_;
   // Bytes the groups not replayed put on each LinkKind (GroupLayout::unreplayed).
   std::array<int64_t, kNumLinkKinds> unreplayed_bytes_{};
-  void CountUnreplayed(const CommPhase& ph, Bytes bytes) {
-    for (size_t k = 0; k < ph.unreplayed_hops.size(); ++k)
-      unreplayed_bytes_[k] += ph.unreplayed_hops[k] * bytes.count();
+  void CountUnreplayed(const CommPlan& plan, const Op& op) {
+    for (size_t k = 0; k < plan.unreplayed_hops.size(); ++k) {
+      const int64_t bytes = PhaseBytes(plan.phases[k], {op.bytes, op.buffer_bytes}).count();
+      for (size_t kind = 0; kind < unreplayed_bytes_.size(); ++kind)
+        unreplayed_bytes_[kind] += plan.unreplayed_hops[k][kind] * bytes;
+    }
   }
-  std::vector<int64_t> link_bytes_;
-  std::vector<int64_t> link_busy_ps_;
-  std::vector<uint32_t> link_peak_;
-  std::vector<uint32_t> link_scratch_;
-  std::vector<LinkIndex> touched_;
 };
 
 Status Runner::ResolveCollective(const Lane& lane, int32_t i) {
@@ -251,41 +226,21 @@ Status Runner::ResolveCollective(const Lane& lane, int32_t i) {
   const int32_t stage = lane.sched->stage;
   ASSIGN_OR_RETURN(const GroupLayout* layout, planner_.LayoutOf(stage, op));
   if (layout->n <= 1 || op.bytes.count() <= 0) return Status();
-  const bool reducible = (op.collective == CollectiveKind::kAllReduce ||
-                          op.collective == CollectiveKind::kReduceScatter ||
-                          op.collective == CollectiveKind::kAllGather) &&
-                         op.buffer_bytes.count() > 0;
-  const bool hierarchical_ok = reducible && layout->multi_node && !layout->per_node.empty();
-  const bool tree_ok = reducible && op.collective == CollectiveKind::kAllReduce;
-  CollectiveAlgorithm want = opt_.algorithm;
-  if (op.collective == CollectiveKind::kAllToAll) {
-    ASSIGN_OR_RETURN(const CommPlan* pairwise,
-                     planner_.PlanOf(stage, op, *layout, CollectiveAlgorithm::kPairwise));
-    bool moves = false;
-    for (const CommPhase& ph : pairwise->phases) moves |= !ph.flows.empty();
-    plan_[static_cast<size_t>(i)] = moves ? pairwise : nullptr;
-    return Status();
-  }
-  if (want == CollectiveAlgorithm::kPairwise) want = CollectiveAlgorithm::kAuto;
-  if ((want == CollectiveAlgorithm::kTree && !tree_ok) ||
-      (want == CollectiveAlgorithm::kHierarchical && !hierarchical_ok)) {
-    want = CollectiveAlgorithm::kAuto;
-  }
-  const CommPlan* plan = nullptr;
-  if (want != CollectiveAlgorithm::kAuto) {
-    ASSIGN_OR_RETURN(plan, planner_.PlanOf(stage, op, *layout, want));
-  } else if (!layout->multi_node || !reducible) {
-    ASSIGN_OR_RETURN(plan, planner_.PlanOf(stage, op, *layout, CollectiveAlgorithm::kRing));
-  } else {
-    ASSIGN_OR_RETURN(plan, planner_.PlanOf(stage, op, *layout,
-                                           hierarchical_ok ? CollectiveAlgorithm::kHierarchical
-                                                           : CollectiveAlgorithm::kRing));
-    if (tree_ok) {
-      ASSIGN_OR_RETURN(const CommPlan* tree,
-                       planner_.PlanOf(stage, op, *layout, CollectiveAlgorithm::kTree));
-      if (PlanAnalyticTime(*tree, op) < PlanAnalyticTime(*plan, op)) plan = tree;
+  // The candidates' plans, from the planner's cache.
+  struct Plans final : collectives::PlanSource {
+    Plans(CommPlanner& p, int32_t s, const Op& o, const GroupLayout& l)
+        : planner(p), stage(s), op(o), layout(l) {}
+    StatusOr<const CommPlan*> PlanOf(int algorithm) override {
+      return planner.PlanOf(stage, op, layout, algorithm);
     }
-  }
+    CommPlanner& planner;
+    int32_t stage;
+    const Op& op;
+    const GroupLayout& layout;
+  } plans(planner_, stage, op, *layout);
+  ASSIGN_OR_RETURN(const CommPlan* plan,
+                   algorithms_.Choose({op.collective, op.bytes, op.buffer_bytes}, *layout,
+                                      forced_algorithm_, plans));
   bool moves = false;
   for (const CommPhase& ph : plan->phases) moves |= !ph.flows.empty();
   plan_[static_cast<size_t>(i)] = moves ? plan : nullptr;
@@ -315,15 +270,16 @@ Status Runner::ResolveSend(const Lane& lane, int32_t i) {
     // carrying the op's bytes in one step.
     const std::string what = fmt::format("send-recv from pp stage {} to {}", stage, op.peer_stage);
     CommPlan plan;
+    plan.algorithm = send_algorithm_;
     plan.phases.emplace_back();
     CommPhase& ph = plan.phases.back();
     for (int64_t r = 0; r < ctx_.mesh.world(); ++r) {
       if (topology::RankToCoord(ctx_.mesh, ctx_.rank_order, r).pp != stage) continue;
       ASSIGN_OR_RETURN(
           FlowPath p,
-          planner_.PathGpuToGpu(rank_gpu_[static_cast<size_t>(r)],
-                                rank_gpu_[static_cast<size_t>(RankOnStage(r, op.peer_stage))],
-                                what.c_str()));
+          planner_.Between(rank_gpu_[static_cast<size_t>(r)],
+                           rank_gpu_[static_cast<size_t>(RankOnStage(r, op.peer_stage))],
+                           what.c_str()));
       ph.flows.push_back(std::move(p));
     }
     FinishPhase(ph);
@@ -381,7 +337,17 @@ Status Runner::ResolveCopy(const Lane& lane, int32_t i) {
   return Status();
 }
 
+Status Runner::SetupNames() {
+  ASSIGN_OR_RETURN(forced_algorithm_, algorithms_.Select(opt_.algorithm));
+  // Pipeline sends have always been reported as ring calls (a ring of two, one step).
+  ASSIGN_OR_RETURN(send_algorithm_, algorithms_.Lookup("ring"));
+  ASSIGN_OR_RETURN(const int network, network_models_.Lookup(opt_.network));
+  network_model_ = &network_models_.at(network);
+  return Status();
+}
+
 Status Runner::Setup() {
+  RETURN_IF_ERROR(SetupNames());
   if (ctx_.mesh.world() != cluster_.num_gpus()) {
     return FailedPreconditionError(fmt::format("mesh of {} ranks on a cluster of {} GPUs",
                                                ctx_.mesh.world(), cluster_.num_gpus()));
@@ -399,27 +365,13 @@ Status Runner::Setup() {
   RETURN_IF_ERROR(SetupLanes());
   RETURN_IF_ERROR(SetupOps());
 
-  if (opt_.network == NetworkModel::kFlow) {
-    std::vector<LinkSpec> links;
-    links.reserve(static_cast<size_t>(cluster_.num_links()));
-    for (int l = 0; l < cluster_.num_links(); ++l) {
-      const topology::LinkInfo& li = cluster_.link(topology::LinkId{l});
-      links.push_back({li.bandwidth, li.latency});
-    }
-    ASSIGN_OR_RETURN(FlowNetwork net, FlowNetwork::Create(std::move(links)));
-    net_.emplace(std::move(net));
-  } else {
-    const size_t n_links = static_cast<size_t>(cluster_.num_links());
-    link_bytes_.assign(n_links, 0);
-    link_busy_ps_.assign(n_links, 0);
-    link_peak_.assign(n_links, 0);
-    link_scratch_.assign(n_links, 0);
-    link_bandwidth_.resize(n_links);
-    for (size_t l = 0; l < n_links; ++l) {
-      link_bandwidth_[l] =
-          cluster_.link(topology::LinkId{static_cast<int32_t>(l)}).bandwidth.bytes_per_second();
-    }
+  std::vector<LinkSpec> links;
+  links.reserve(static_cast<size_t>(cluster_.num_links()));
+  for (int l = 0; l < cluster_.num_links(); ++l) {
+    const topology::LinkInfo& li = cluster_.link(topology::LinkId{l});
+    links.push_back({li.bandwidth, li.latency});
   }
+  ASSIGN_OR_RETURN(network_, network_model_->Create(std::move(links)));
 
   RETURN_IF_ERROR(SetupDeps());
   // Every lane is polled once at the start.
@@ -468,6 +420,10 @@ Status Runner::SetupLanes() {
     r.simulated_rank = lane.rank;
     r.ops = static_cast<int64_t>(s.ops.size());
     r.capacity = cluster_.vertex(lane.gpu).capacity;
+    for (auto& calls : r.algorithm_calls) calls.assign(static_cast<size_t>(algorithms_.size()), 0);
+    for (int a = 0; a < algorithms_.size(); ++a) {
+      r.algorithm_names.emplace_back(algorithms_.at(a).name());
+    }
   }
   lane_of_.resize(static_cast<size_t>(total_ops));
   for (size_t k = 0; k < lanes_.size(); ++k) {
@@ -645,49 +601,10 @@ void Runner::StartOp(Engine& engine, Lane& lane, int32_t i) {
     ++result.algorithm_calls[static_cast<size_t>(op.collective)]
                             [static_cast<size_t>(plan->algorithm)];
   }
-  if (opt_.network == NetworkModel::kAnalytic) {
-    for (const CommPhase& ph : plan->phases) {
-      const Bytes bytes = PhaseBytes(ph, op);
-      CountUnreplayed(ph, bytes);
-      for (const FlowPath& p : ph.flows) {
-        for (LinkIndex l : p.links) {
-          link_bytes_[l] += bytes.count();
-          link_busy_ps_[l] +=
-              DrainTime(static_cast<double>(bytes.count()), link_bandwidth_[l]).picoseconds();
-          if (link_scratch_[l]++ == 0) touched_.push_back(l);
-        }
-      }
-      for (LinkIndex l : touched_) {
-        link_peak_[l] = std::max(link_peak_[l], link_scratch_[l]);
-        link_scratch_[l] = 0;
-      }
-      touched_.clear();
-    }
-    engine.ScheduleAfter(PlanAnalyticTime(*plan, op), kOpDone, 0, static_cast<uint64_t>(i),
-                         kDonePhase);
-    return;
-  }
-  StartPhase(engine, i, 0);
-}
-
-void Runner::StartPhase(Engine& engine, int32_t i, uint32_t k) {
-  const Op& op = OpAt(i);
-  const CommPlan& plan = *plan_[static_cast<size_t>(i)];
-  while (k < plan.phases.size() && plan.phases[k].flows.empty()) ++k;
-  if (k == plan.phases.size()) {
-    FinishOp(engine, i);
-    return;
-  }
-  const CommPhase& ph = plan.phases[k];
-  Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
-  const size_t st = static_cast<size_t>(op.stream);
-  lane.phase[st] = k;
-  lane.flows_left[st] = static_cast<int64_t>(ph.flows.size());
-  const Bytes bytes = PhaseBytes(ph, op);
-  CountUnreplayed(ph, bytes);
-  const int64_t extra_steps = std::max<int64_t>(ph.steps - 1, 0);
-  for (const FlowPath& p : ph.flows) {
-    net_->Start(engine.now(), p.links, bytes, static_cast<uint64_t>(i), p.latency * extra_steps);
+  CountUnreplayed(*plan, op);
+  if (const std::optional<Duration> d = network_->Start(
+          engine.now(), plan->phases, {op.bytes, op.buffer_bytes}, static_cast<uint64_t>(i))) {
+    engine.ScheduleAfter(*d, kOpDone, 0, static_cast<uint64_t>(i), kDonePhase);
   }
 }
 
@@ -747,7 +664,7 @@ void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) 
                 : fmt::format("{} {} of {}", topology::AxisName(op.axis),
                               strategies::GroupKindName(op.group), op.group_size);
     args.emplace_back("algorithm",
-                      plan != nullptr ? CollectiveAlgorithmName(plan->algorithm) : "none");
+                      plan != nullptr ? algorithms_.at(plan->algorithm).name() : "none");
     args.emplace_back("group", group);
   }
   for (uint32_t pid : lane.trace_pids) {
@@ -772,12 +689,11 @@ void Runner::FinishOp(Engine& engine, int32_t i) {
 }
 
 void Runner::ArmNetwork(Engine& engine) {
-  if (!net_.has_value()) return;
-  const Duration t = net_->NextEventTime();
+  const Duration t = network_->NextEventTime();
   if (t == Duration::Max()) return;
-  if (t == armed_time_ && net_->version() == armed_version_) return;
+  if (t == armed_time_ && network_->version() == armed_version_) return;
   armed_time_ = t;
-  armed_version_ = net_->version();
+  armed_version_ = network_->version();
   engine.ScheduleAt(std::max(t, engine.now()), kNetworkWake, 0, armed_version_, kWakePhase);
 }
 
@@ -785,15 +701,10 @@ Status Runner::Handle(Engine& engine, const Event& e) {
   if (e.kind == kOpDone) {
     FinishOp(engine, static_cast<int32_t>(e.payload));
   } else {
-    if (e.payload != net_->version()) return Status();  // superseded by a later arming
-    completions_.clear();
-    net_->AdvanceTo(engine.now(), completions_);
-    for (const FlowCompletion& c : completions_) {
-      const int32_t i = static_cast<int32_t>(c.tag);
-      Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
-      const size_t st = static_cast<size_t>(OpAt(i).stream);
-      if (--lane.flows_left[st] == 0) StartPhase(engine, i, lane.phase[st] + 1);
-    }
+    if (e.payload != network_->version()) return Status();  // superseded by a later arming
+    finished_.clear();
+    network_->AdvanceTo(engine.now(), finished_);
+    for (uint64_t i : finished_) FinishOp(engine, static_cast<int32_t>(i));
   }
   StartReady(engine);
   ArmNetwork(engine);
@@ -884,19 +795,10 @@ std::vector<LinkKindStats> Runner::CollectLinkStats(Duration step_time) const {
     const size_t k = static_cast<size_t>(cluster_.link(topology::LinkId{l}).kind);
     LinkKindStats& s = by_kind[k];
     ++s.links;
-    int64_t bytes = 0;
-    int64_t busy = 0;
-    uint32_t peak = 0;
-    if (net_.has_value()) {
-      const LinkStats ls = net_->link_stats(static_cast<LinkIndex>(l));
-      bytes = ls.bytes_carried.count();
-      busy = ls.busy_time.picoseconds();
-      peak = ls.peak_flows;
-    } else {
-      bytes = link_bytes_[static_cast<size_t>(l)];
-      busy = link_busy_ps_[static_cast<size_t>(l)];
-      peak = link_peak_[static_cast<size_t>(l)];
-    }
+    const LinkStats ls = network_->link_stats(static_cast<LinkIndex>(l));
+    const int64_t bytes = ls.bytes_carried.count();
+    const int64_t busy = ls.busy_time.picoseconds();
+    const uint32_t peak = ls.peak_flows;
     if (bytes == 0 && busy == 0) {
       // A link only groups that are not replayed use carried bytes too (counted per kind);
       // its busy time repeats a replayed link's, so only the replayed ones enter the times.

@@ -41,56 +41,18 @@
 //              one ends; the op ends with its last phase. A flow that stands for k pipelined
 //              steps pays k x its route latency (the flow network charges the route latency
 //              once, so it gets (k-1) x the route latency as extra latency).
-//     ring     one phase: N flows, one per ring edge g_i -> g_{i+1 mod N}, each carrying the
-//              op's per-device ring volume (2(N-1)/N S for all-reduce, (N-1)/N S for
-//              reduce-scatter and all-gather), k = 2(N-1) for all-reduce, N-1 otherwise. So an
-//              uncontended ring all-reduce over one NVSwitch takes 2(N-1) alpha + 2(N-1)/N S / B.
-//     pairwise  all-to-all only: one phase, N (N-1) flows per group, g_i -> g_j for every
-//              i != j, each carrying S/N in one step (k = 1), as NCCL posts all of an all-to-all's
-//              sends at once. Each GPU's uplink carries its N-1 outgoing flows, (N-1)/N S in all,
-//              so on one NVSwitch node the flow model gives alpha + (N-1)/N S / B (the flows of
-//              an uplink share it equally and finish together); across nodes the flows that
-//              leave a node share its NICs.
-//     hierarchical  for a group of M nodes with L members on each (NCCL's two-level
-//              algorithm): the member with local position i on each node joins the rail-i
-//              ring across nodes, whose flows go through the NIC nearest each end GPU (NIC
-//              floor(i' x nics / gpus) for the GPU of local index i'), as rail-optimized
-//              fabrics intend. Phases and per-flow volumes:
-//                all-reduce      intra reduce-scatter (L-1)/L S, k = L-1;
-//                                per-rail all-reduce of S/L: 2(M-1)/M x S/L, k = 2(M-1);
-//                                intra all-gather (L-1)/L S, k = L-1.
-//                reduce-scatter  intra reduce-scatter (L-1)/L S; per-rail reduce-scatter of
-//                                S/L: (M-1)/M x S/L, k = M-1.
-//                all-gather      per-rail all-gather to S/L: (M-1)/M x S/L, k = M-1; intra
-//                                all-gather (L-1)/L S, k = L-1.
-//              A device sends (L-1)/L S + (M-1)/(ML) S = (N-1)/N S per reduce-scatter or
-//              all-gather (twice that per all-reduce), the ring's volume, but only 1/L of it
-//              crosses the NIC. Phases of one member (L = 1 or M = 1) are skipped.
-//     tree     all-reduce only: NCCL's double binary tree (Sanders, Speck and Traeff 2009, as
-//              in NVIDIA's "Massively Scale Your Deep Learning Training with NCCL 2.4", 2019).
-//              The trees are NCCL's (trees.h): tree A from the ranks' lowest set bits, tree
-//              B its mirror (even N) or shift (odd N), so a rank interior in one tree is a
-//              leaf in the other and has at most two children in all. Each tree reduces and
-//              broadcasts half the buffer, pipelined in chunks: phase 1 (reduce) one flow per
-//              edge child -> parent, phase 2 (broadcast) one per edge parent -> child, each
-//              carrying S/2 with k = the taller tree's height h (about log2 N). Every device sends
-//              and receives at most S per phase, so an uncontended tree all-reduce takes about 2 h
-//              alpha + 2 S / B. The analytic model charges each tree flow S (its device's load over
-//              both trees), which no-contention alpha-beta would otherwise miss.
-//     choice   kAuto (NCCL-like): groups within one node use the ring; groups that span nodes
-//              take the candidate with the lower analytic estimate (the kAnalytic duration
-//              below) for the op's S: hierarchical (when every node holds the same number of
-//              members) and, for all-reduce, tree; ties go to hierarchical. Small all-reduces
-//              pick the tree (2 h alpha beats the 2(L-1) + 2(M-1) latency steps), large ones
-//              hierarchical (its bandwidth term 2(L-1)/L S / B_nvlink + 2(M-1)/(ML) S / B_nic
-//              beats 2 S / B_nic). ExecutorOptions::algorithm forces one; an algorithm that
-//              does not apply to the op or group (tree for a reduce-scatter, hierarchical in
-//              one node) falls back to kAuto's choice. Send-recv without a peer stage and
-//              broadcast use the ring; all-to-all is always pairwise (kPairwise).
+//     algorithm the registered collective algorithm that runs the call (sim/collectives:
+//              ring, tree, hierarchical, pairwise; each file states its phases and volumes):
+//              ExecutorOptions::algorithm when it applies to the op and its groups, else
+//              "auto"'s choice (sim/collectives/registry.h: ring within one node; across nodes
+//              the lower analytic estimate of hierarchical and, for all-reduce, tree; all-to-all
+//              always pairwise). Pipeline sends are counted under the ring.
 //              Groups of one rank, and empty buffers, finish at once.
-//   Network    kFlow: the FlowNetwork (max-min fair sharing, flow_network.h) over every
-//              directed link of the cluster; kAnalytic: a phase takes the longest of its flows
-//              alone, AlphaBetaTime(route bottleneck, k x route latency, bytes), no contention.
+//   Network    the registered network model ExecutorOptions::network names
+//              (sim/network/network_model.h) over every directed link of the cluster: "flow",
+//              the FlowNetwork (max-min fair sharing, flow_network.h); "analytic", a phase takes
+//              the longest of its flows alone, AlphaBetaTime(route bottleneck, k x route
+//              latency, bytes), no contention.
 //
 // Symmetry folding. A schedule describes every rank of its role (the ranks of its pipeline
 // stage), and those ranks run it in lockstep. Only one rank per lane is simulated op by op, but
@@ -128,10 +90,10 @@
 // links): links that carried bytes, their bytes, busy time (at least one flow transferring)
 // max and mean over those links, utilisation = busy / the step's step_time, and the peak
 // number of concurrent flows on one link. The lanes share the network, so these are the
-// step's, the same for every lane. kAnalytic has no flow network: every flow adds its bytes to
-// each link of its route, busy time = bytes / link bandwidth (so utilisation is the load the
-// step puts on the link, which may exceed 1 where flows would have contended), and the peak
-// is the most flows of one phase on one link.
+// step's, the same for every lane. The analytic model has no flow network: every flow adds its
+// bytes to each link of its route, busy time = bytes / link bandwidth (so utilisation is the
+// load the step puts on the link, which may exceed 1 where flows would have contended), and
+// the peak is the most flows of one phase on one link.
 //
 // Trace. Written to ExecutorOptions::trace, a traces::TraceSink (trace_sink.h), as the run
 // produces it: nothing is held back, so memory does not grow with the trace; one virtual call
@@ -162,8 +124,10 @@
 
 #include "base/status.h"
 #include "base/units.h"
-#include "sim/executor/settings.h"
+#include "sim/collectives/registry.h"
+#include "sim/collectives/simulation_settings.h"
 #include "sim/memory/memory_tracker.h"
+#include "sim/network/network_model.h"
 #include "strategies/plan.h"
 #include "strategies/schedule.h"
 #include "strategies/spec.h"
@@ -173,14 +137,20 @@
 
 namespace placesim::sim {
 
-inline constexpr int kNumCollectiveKinds = 6;       // strategies::CollectiveKind values
-inline constexpr int kNumLinkKinds = 5;             // topology::LinkKind values
-inline constexpr int kNumCollectiveAlgorithms = 5;  // CollectiveAlgorithm values
+inline constexpr int kNumCollectiveKinds = 6;  // strategies::CollectiveKind values
+// kNumLinkKinds (topology::LinkKind values): sim/collectives/algorithm.h.
 
 struct ExecutorOptions {
-  NetworkModel network = NetworkModel::kFlow;
-  // Default kAuto (see the file comment); forcing one is for what-if studies.
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  // A network model of `network_models` by name: "flow" (default) or "analytic".
+  std::string network = "flow";
+  // "auto" (default; see the file comment) or a collective algorithm of `collectives` by name,
+  // forced where it applies; forcing one is for what-if studies.
+  std::string algorithm = "auto";
+  // The registries the names refer to; null (default): the built-ins. Not owned; they must
+  // outlive the call. A collective registry must hold "ring", under which pipeline sends are
+  // counted.
+  const collectives::Registry* collectives = nullptr;
+  const NetworkModelRegistry* network_models = nullptr;
   strategies::ScheduleOptions schedule;
   // When set, the timeline is written to it as the run produces it (see "Trace" in the file
   // comment). Not owned; the caller calls Finish(). Default: no trace.
@@ -237,9 +207,10 @@ struct RoleResult {
   std::array<Bytes, kNumCollectiveKinds> collective_bytes{};
   std::array<int64_t, kNumCollectiveKinds> collective_calls{};
   Bytes copy_bytes;  // bytes this device copied to or from host / NVMe
-  // Per strategies::CollectiveKind, calls per algorithm (index: CollectiveAlgorithm, kAuto
-  // unused): which algorithm kAuto picked.
-  std::array<std::array<int64_t, kNumCollectiveAlgorithms>, kNumCollectiveKinds> algorithm_calls{};
+  // Per strategies::CollectiveKind, calls per collective algorithm, indexed by the algorithm's
+  // registry id (one entry per registered algorithm): which algorithm ran each call.
+  std::array<std::vector<int64_t>, kNumCollectiveKinds> algorithm_calls{};
+  std::vector<std::string> algorithm_names;  // by registry id, the names of algorithm_calls
   // One entry per LinkKind present in the cluster, in LinkKind order: the whole step's, the
   // same in every role of one run (the lanes share the network).
   std::vector<LinkKindStats> links;
@@ -301,14 +272,15 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
 inline constexpr int64_t kMaxTracedOps = int64_t{1} << 22;
 
 // Executes the schedules of one step together, one lane each, on `cluster` (see the file
-// comment). Errors (kInvalidArgument, naming the schedule, op and field): no schedule; a stage
-// outside [0, pp) or given twice; a dep outside the schedule; a Recv whose peer_stage has no
-// schedule, whose match is out of range, or whose match is not a pipeline send to the Recv's
-// stage; a send whose peer_stage is outside [0, pp) or its own; trace_ranks out of range or not
-// strictly increasing; a compute op on a device without a peak for the precision, without HBM
-// bandwidth or with a non-positive efficiency; host compute without host_flops or
-// host_memory_bandwidth; a copy, send or ring edge with no route; a collective whose group does
-// not divide its axis. kFailedPrecondition: the mesh does not match the cluster.
+// comment). Errors (kInvalidArgument, naming the schedule, op and field): a network model or
+// collective algorithm name its registry does not hold (the message lists the valid ones); no
+// schedule; a stage outside [0, pp) or given twice; a dep outside the schedule; a Recv whose
+// peer_stage has no schedule, whose match is out of range, or whose match is not a pipeline
+// send to the Recv's stage; a send whose peer_stage is outside [0, pp) or its own; trace_ranks
+// out of range or not strictly increasing; a compute op on a device without a peak for the
+// precision, without HBM bandwidth or with a non-positive efficiency; host compute without
+// host_flops or host_memory_bandwidth; a copy, send or ring edge with no route; a collective
+// whose group does not divide its axis. kFailedPrecondition: the mesh does not match the cluster.
 // kOutOfRange: the traced ranks × ops exceed kMaxTracedOps. kInternal: the lanes deadlock (ops
 // left that can never start), naming the role, stream and op.
 // Complexity: O(ops x log(events)) plus the flow solver's work; setup O(ops + world x distinct

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "sim/executor/settings.h"
+#include "sim/collectives/simulation_settings.h"
 #include "strategies/spec.h"
 #include "topology/spec.h"
 

@@ -1,5 +1,6 @@
 // The network-model choice of the studies that simulate (sweep, search): "scenario" keeps
-// each scenario's simulation.network_model, "flow" and "analytic" override it.
+// each scenario's simulation.network_model; a registered network model's name ("flow",
+// "analytic", sim/network/network_model.h) overrides it.
 // Thread-safety: immutable data.
 #ifndef PLACESIM_SIM_STUDY_NETWORK_CHOICE_H_
 #define PLACESIM_SIM_STUDY_NETWORK_CHOICE_H_
@@ -8,22 +9,26 @@
 #include <string>
 #include <vector>
 
-#include "sim/executor/settings.h"
+#include "sim/network/network_model.h"
 
 namespace placesim::study {
 
-// "scenario", "flow", "analytic".
+// "scenario", then the built-in network models in registration order ("flow", "analytic").
 inline const std::vector<std::string>& NetworkChoices() {
-  static const std::vector<std::string> choices = {"scenario", "flow", "analytic"};
+  static const std::vector<std::string> choices = [] {
+    std::vector<std::string> out = {"scenario"};
+    const sim::NetworkModelRegistry& models = sim::BuiltinNetworkModels();
+    for (int id = 0; id < models.size(); ++id) out.emplace_back(models.at(id).name());
+    return out;
+  }();
   return choices;
 }
 
 // The override a choice asks for; nullopt for "scenario" (and for unknown names, which the
 // callers check against NetworkChoices first).
-inline std::optional<sim::NetworkModel> NetworkOverride(const std::string& choice) {
-  if (choice == "analytic") return sim::NetworkModel::kAnalytic;
-  if (choice == "flow") return sim::NetworkModel::kFlow;
-  return std::nullopt;
+inline std::optional<std::string> NetworkOverride(const std::string& choice) {
+  if (choice == "scenario" || !sim::BuiltinNetworkModels().Find(choice)) return std::nullopt;
+  return choice;
 }
 
 }  // namespace placesim::study

@@ -54,7 +54,7 @@ std::string SimulateTop(const sim::Scenario& scenario, std::vector<RankedCandida
     return "cannot simulate; every row keeps its estimate: " + cluster.status().message();
   }
   sim::ExecutorOptions base = sim::ExecutorOptionsFromSettings(scenario.simulation);
-  if (const std::optional<sim::NetworkModel> model = NetworkOverride(network)) {
+  if (const std::optional<std::string> model = NetworkOverride(network)) {
     base.network = *model;
   }
   std::atomic<size_t> next{0};

@@ -16,7 +16,7 @@
 #include "base/errors.h"
 #include "base/status.h"
 #include "base/units.h"
-#include "sim/executor/settings.h"
+#include "sim/collectives/simulation_settings.h"
 #include "sim/scenario/scenario.h"
 #include "strategies/search.h"
 

@@ -27,7 +27,7 @@
 #include "base/errors.h"
 #include "base/status.h"
 #include "base/units.h"
-#include "sim/executor/settings.h"
+#include "sim/collectives/simulation_settings.h"
 #include "sim/scenario/scenario.h"
 
 namespace placesim::study {
@@ -96,8 +96,8 @@ struct SweepPoint {
 struct SweepRunOptions {
   SweepMode mode = SweepMode::kAnalyze;
   // Overrides each point's simulation.network_model when set.
-  std::optional<sim::NetworkModel> network;
-  int64_t jobs = 1;  // worker threads, >= 1; the points do not depend on it
+  std::optional<std::string> network;  // a registered network model's name
+  int64_t jobs = 1;                    // worker threads, >= 1; the points do not depend on it
   // When set, called on the calling thread about every 100 ms with (points done, total),
   // and once more at the end; the workers never call it.
   std::function<void(int64_t done, int64_t total)> progress;

@@ -42,6 +42,15 @@ using ::testing::Not;
 constexpr size_t Idx(CollectiveKind k) { return static_cast<size_t>(k); }
 constexpr size_t Idx(MemoryTag t) { return static_cast<size_t>(t); }
 
+// The algorithm that ran the one call of `kind` (the one op of OneAllReduce), or "none".
+std::string Chosen(const RoleResult& r, CollectiveKind kind = CollectiveKind::kAllReduce) {
+  const std::vector<int64_t>& calls = r.algorithm_calls[Idx(kind)];
+  for (size_t a = 0; a < calls.size(); ++a) {
+    if (calls[a] == 1) return r.algorithm_names[a];
+  }
+  return "none";
+}
+
 // `nodes` DGX-H100 nodes (8 GPUs on a 450 GB/s, 0.5 us NVSwitch plane, 80 GB HBM each).
 topology::Cluster Dgx(int nodes, Bytes hbm = GB(80)) {
   topology::ClusterSpec spec;
@@ -117,12 +126,12 @@ TEST(Executor, RingAllReduceOnOneNvSwitchNodeMatchesTheAlphaBetaFormula) {
   const Duration expected = Microseconds(14) + DrainTime(1.75e9, 450e9);
   ExecutionContext ctx;
   ctx.mesh.dp = 8;
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     StatusOr<RoleResult> r = ExecuteSchedule(cluster, OneAllReduce(8, GB(1)), ctx, opt);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(r->step_time, expected) << NetworkModelName(model);
+    EXPECT_EQ(r->step_time, expected) << model;
     EXPECT_EQ(r->comm_busy, expected);
     // Nothing computes, so the whole all-reduce is exposed.
     EXPECT_EQ(r->exposed_comm, expected);
@@ -149,17 +158,15 @@ TEST(Executor, AllToAllOnOneNvSwitchNodeIsOnePairwisePhase) {
   ExecutionContext ctx;
   ctx.mesh.dp = 8;
   ctx.mesh.ep = 8;
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, opt);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(r->step_time, expected) << NetworkModelName(model);
+    EXPECT_EQ(r->step_time, expected) << model;
     EXPECT_EQ(r->collective_bytes[Idx(CollectiveKind::kAllToAll)], MB(875));
     EXPECT_EQ(r->collective_calls[Idx(CollectiveKind::kAllToAll)], 1);
-    EXPECT_EQ(r->algorithm_calls[Idx(CollectiveKind::kAllToAll)]
-                                [static_cast<size_t>(CollectiveAlgorithm::kPairwise)],
-              1);
+    EXPECT_EQ(Chosen(*r, CollectiveKind::kAllToAll), "pairwise");
   }
   // ep = 4 on dp = 8: two groups of 4 consecutive dp ranks run at once, each GPU in one of
   // them: 3 flows of S/4 per uplink, time = alpha + 3/4 S / B.
@@ -168,7 +175,7 @@ TEST(Executor, AllToAllOnOneNvSwitchNodeIsOnePairwisePhase) {
   op.group_size = 4;
   op.bytes = MB(750);
   ExecutorOptions ring;
-  ring.algorithm = CollectiveAlgorithm::kRing;
+  ring.algorithm = "ring";
   StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, ring);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->step_time, Microseconds(1) + DrainTime(0.75e9, 450e9));
@@ -190,7 +197,7 @@ TEST(Executor, TensorParallelAllReduceOfOneLayerMatchesTheRingFormula) {
       *strategies::ExpandStrategyPreset("ddp", {.dp = 1, .tp = 8}, 8);
   const int64_t S = 4096 * 4096 * 2;
   const Duration ring = Microseconds(14) + DrainTime(2.0 * 7 / 8 * S, 450e9);
-  for (NetworkModel network : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* network : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = network;
     StatusOr<SimResult> r = SimulateStep(cluster, model, Training(1), strategy, opt);
@@ -200,10 +207,10 @@ TEST(Executor, TensorParallelAllReduceOfOneLayerMatchesTheRingFormula) {
     EXPECT_EQ(role.collective_calls[Idx(CollectiveKind::kAllReduce)], 5);
     EXPECT_EQ(role.collective_bytes[Idx(CollectiveKind::kAllReduce)],
               Bytes::Count(5 * 2 * 7 * S / 8));
-    EXPECT_EQ(role.comm_busy, ring * 5) << NetworkModelName(network);
+    EXPECT_EQ(role.comm_busy, ring * 5) << network;
     // Each all-reduce sits on the critical path (the next block reads its result), except
     // the last one of backward, which overlaps the layer's weight-gradient GEMM.
-    EXPECT_GE(role.exposed_comm, ring * 4) << NetworkModelName(network);
+    EXPECT_GE(role.exposed_comm, ring * 4) << network;
   }
 }
 
@@ -216,14 +223,14 @@ TEST(Executor, RingAcrossTwoNodesIsBoundByTheNic) {
   ExecutionContext ctx;
   ctx.mesh.dp = 16;
   ExecutorOptions flow;
-  flow.algorithm = CollectiveAlgorithm::kRing;
+  flow.algorithm = "ring";
   StatusOr<RoleResult> r = ExecuteSchedule(cluster, OneAllReduce(16, GB(1)), ctx, flow);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Duration bound = DrainTime(2.0 * 15 / 16 * 1e9, 50e9);
   EXPECT_GE(r->step_time, bound);
   ExecutorOptions analytic;
-  analytic.network = NetworkModel::kAnalytic;
-  analytic.algorithm = CollectiveAlgorithm::kRing;
+  analytic.network = "analytic";
+  analytic.algorithm = "ring";
   StatusOr<RoleResult> a = ExecuteSchedule(cluster, OneAllReduce(16, GB(1)), ctx, analytic);
   ASSERT_TRUE(a.ok());
   EXPECT_GE(a->step_time, bound);
@@ -248,7 +255,7 @@ TEST(Executor, DdpExposesOnlyTheTailOfItsBucketedAllReduces) {
   EXPECT_GT(role.collective_calls[Idx(CollectiveKind::kAllReduce)], 1);
   // The flow model and the analytic one agree when nothing contends (one ring on one node).
   ExecutorOptions analytic;
-  analytic.network = NetworkModel::kAnalytic;
+  analytic.network = "analytic";
   EXPECT_EQ(Simulate(cluster, "ddp", analytic).step_time, r.step_time);
   // MFU is positive and cannot exceed the matmul efficiency (0.70) the roofline assumes.
   EXPECT_GT(r.mfu, 0.0);
@@ -373,15 +380,6 @@ TEST(Executor, RefusesComputeOnADeviceWithoutAPeak) {
   EXPECT_THAT(r.status().message(), HasSubstr("peak bf16 x matmul_efficiency"));
 }
 
-// Algorithm chosen for the one all-reduce of OneAllReduce.
-CollectiveAlgorithm Chosen(const RoleResult& r) {
-  const auto& calls = r.algorithm_calls[Idx(CollectiveKind::kAllReduce)];
-  for (int a = 1; a < 4; ++a) {
-    if (calls[static_cast<size_t>(a)] == 1) return static_cast<CollectiveAlgorithm>(a);
-  }
-  return CollectiveAlgorithm::kAuto;
-}
-
 RoleResult RunAllReduce(const topology::Cluster& cluster, int n, Bytes buffer,
                         ExecutorOptions opt) {
   ExecutionContext ctx;
@@ -405,16 +403,16 @@ TEST(Executor, HierarchicalAllReduceAcrossTwoNodesIsTheSumOfItsPhases) {
   const topology::Cluster cluster = Dgx(2);
   const Duration intra = Microseconds(7) + DrainTime(875e6, 450e9);
   const Duration expected = intra + Microseconds(12) + DrainTime(125e6, 50e9) + intra;
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
-    opt.algorithm = CollectiveAlgorithm::kHierarchical;
+    opt.algorithm = "hierarchical";
     const RoleResult r = RunAllReduce(cluster, 16, GB(1), opt);
-    EXPECT_EQ(r.step_time, expected) << NetworkModelName(model);
-    EXPECT_EQ(Chosen(r), CollectiveAlgorithm::kHierarchical);
+    EXPECT_EQ(r.step_time, expected) << model;
+    EXPECT_EQ(Chosen(r), "hierarchical");
     // kAuto picks it too for 1 GB: the tree would need 2 S / 50 GB/s = 40 ms.
-    opt.algorithm = CollectiveAlgorithm::kAuto;
-    EXPECT_EQ(Chosen(RunAllReduce(cluster, 16, GB(1), opt)), CollectiveAlgorithm::kHierarchical);
+    opt.algorithm = "auto";
+    EXPECT_EQ(Chosen(RunAllReduce(cluster, 16, GB(1), opt)), "hierarchical");
   }
 }
 
@@ -426,18 +424,16 @@ TEST(Executor, AutoPicksTheTreeForSmallAndHierarchicalForLargeAllReduces) {
   // 43 ms loses to hierarchical's 2 x 7/8 S / 450 GB/s + 2 x 15/16 S/8 / 50 GB/s = 9.2 ms.
   const topology::Cluster cluster = Dgx(16);
   ExecutorOptions opt;
-  opt.network = NetworkModel::kAnalytic;
-  EXPECT_EQ(Chosen(RunAllReduce(cluster, 128, KiB(1), opt)), CollectiveAlgorithm::kTree);
-  EXPECT_EQ(Chosen(RunAllReduce(cluster, 128, GiB(1), opt)), CollectiveAlgorithm::kHierarchical);
+  opt.network = "analytic";
+  EXPECT_EQ(Chosen(RunAllReduce(cluster, 128, KiB(1), opt)), "tree");
+  EXPECT_EQ(Chosen(RunAllReduce(cluster, 128, GiB(1), opt)), "hierarchical");
   // The choice is the faster of the two: forcing the other one is slower.
   for (Bytes s : {KiB(1), GiB(1)}) {
     const Duration chosen = RunAllReduce(cluster, 128, s, opt).step_time;
-    for (CollectiveAlgorithm a : {CollectiveAlgorithm::kTree, CollectiveAlgorithm::kHierarchical,
-                                  CollectiveAlgorithm::kRing}) {
+    for (const char* a : {"tree", "hierarchical", "ring"}) {
       ExecutorOptions forced = opt;
       forced.algorithm = a;
-      EXPECT_LE(chosen, RunAllReduce(cluster, 128, s, forced).step_time)
-          << CollectiveAlgorithmName(a);
+      EXPECT_LE(chosen, RunAllReduce(cluster, 128, s, forced).step_time) << a;
     }
   }
 }
@@ -445,27 +441,25 @@ TEST(Executor, AutoPicksTheTreeForSmallAndHierarchicalForLargeAllReduces) {
 TEST(Executor, ASingleNodeGroupUsesTheRingUnlessForcedToTheTree) {
   // One NVSwitch node: kAuto and kHierarchical (which needs several nodes) run the ring.
   const topology::Cluster cluster = Dgx(1);
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
-                                CollectiveAlgorithm::kHierarchical}) {
+  for (const char* a : {"auto", "ring", "hierarchical"}) {
     ExecutorOptions opt;
     opt.algorithm = a;
-    EXPECT_EQ(Chosen(RunAllReduce(cluster, 8, KiB(1), opt)), CollectiveAlgorithm::kRing)
-        << CollectiveAlgorithmName(a);
+    EXPECT_EQ(Chosen(RunAllReduce(cluster, 8, KiB(1), opt)), "ring") << a;
   }
   // The tree over 8 positions (root 4; 2 and 6; 1, 3, 5, 7; 0) has height 3. The analytic
   // model charges each tree flow S: reduce 3 x 1 us + S / 450 GB/s, broadcast the same.
   ExecutorOptions tree;
-  tree.algorithm = CollectiveAlgorithm::kTree;
-  tree.network = NetworkModel::kAnalytic;
+  tree.algorithm = "tree";
+  tree.network = "analytic";
   const RoleResult a = RunAllReduce(cluster, 8, GB(1), tree);
-  EXPECT_EQ(Chosen(a), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(Chosen(a), "tree");
   EXPECT_EQ(a.step_time, 2 * (Microseconds(3) + DrainTime(1e9, 450e9)));
   // In the flow model each edge carries S/2; a GPU sends at least S/2 per phase and, being
   // interior in at most both trees, receives at most 4 x S/2 = 2 S, so each phase lies between
   // S/2 / B and 2 S / B after its 3 us of latency.
-  tree.network = NetworkModel::kFlow;
+  tree.network = "flow";
   const RoleResult f = RunAllReduce(cluster, 8, GB(1), tree);
-  EXPECT_EQ(Chosen(f), CollectiveAlgorithm::kTree);
+  EXPECT_EQ(Chosen(f), "tree");
   EXPECT_GE(f.step_time, 2 * (Microseconds(3) + DrainTime(0.5e9, 450e9)));
   EXPECT_LE(f.step_time, 2 * (Microseconds(3) + DrainTime(2e9, 450e9)));
 }
@@ -475,7 +469,7 @@ TEST(Executor, LinkStatisticsCountTheRingsBytesPerLinkKind) {
   // (16 directed NVLink links) carries one flow of 2(7/8) S = 1.75 GB, busy for its transfer
   // time 1.75e9 / 450e9 s (the 14 us latency is not busy time). No other kind is used.
   const topology::Cluster cluster = Dgx(1);
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     const RoleResult r = RunAllReduce(cluster, 8, GB(1), opt);
@@ -491,7 +485,7 @@ TEST(Executor, LinkStatisticsCountTheRingsBytesPerLinkKind) {
     EXPECT_EQ(nvlink->links, 16);
     EXPECT_EQ(nvlink->links_used, 16);
     EXPECT_EQ(nvlink->bytes, MB(1750) * 16);
-    EXPECT_EQ(nvlink->busy_max, DrainTime(1.75e9, 450e9)) << NetworkModelName(model);
+    EXPECT_EQ(nvlink->busy_max, DrainTime(1.75e9, 450e9)) << model;
     EXPECT_EQ(nvlink->busy_avg, nvlink->busy_max);
     EXPECT_EQ(nvlink->peak_flows, 1u);
     EXPECT_DOUBLE_EQ(nvlink->utilization_max, static_cast<double>(nvlink->busy_max.picoseconds()) /
@@ -513,19 +507,19 @@ TEST(Executor, LinkStatisticsOfAMillionSecondStepDoNotOverflow) {
   const topology::Cluster cluster = Dgx(1);
   const Duration busy = DrainTime(4.2e17, 450e9);
   ASSERT_GT(static_cast<double>(busy.picoseconds()) * 16, 9.3e18);
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     const RoleResult r = RunAllReduce(cluster, 8, Bytes::Count(240'000'000'000'000'000), opt);
-    EXPECT_EQ(r.step_time, Microseconds(14) + busy) << NetworkModelName(model);
+    EXPECT_EQ(r.step_time, Microseconds(14) + busy) << model;
     const LinkKindStats* nvlink = nullptr;
     for (const LinkKindStats& l : r.links) {
       if (l.kind == topology::LinkKind::kNvlink) nvlink = &l;
     }
     ASSERT_NE(nvlink, nullptr);
     EXPECT_EQ(nvlink->links_used, 16);
-    EXPECT_EQ(nvlink->busy_max, busy) << NetworkModelName(model);
-    EXPECT_EQ(nvlink->busy_avg, busy) << NetworkModelName(model);
+    EXPECT_EQ(nvlink->busy_max, busy) << model;
+    EXPECT_EQ(nvlink->busy_avg, busy) << model;
     EXPECT_GT(nvlink->utilization_avg, 0.99);
   }
 }
@@ -620,14 +614,14 @@ TEST(Executor, RefusesTraceRanksOutOfRangeOrUnsorted) {
 
 TEST(Executor, OptionsFromSettingsCarryEveryField) {
   SimulationSettings s;
-  s.network_model = NetworkModel::kAnalytic;
-  s.collective_algorithm = CollectiveAlgorithm::kTree;
+  s.network_model = "analytic";
+  s.collective_algorithm = "tree";
   s.gradient_bucket_size = MiB(50);
   s.prefetch_depth = 3;
   s.sync_grads_every_micro_batch = true;
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
-  EXPECT_EQ(o.network, NetworkModel::kAnalytic);
-  EXPECT_EQ(o.algorithm, CollectiveAlgorithm::kTree);
+  EXPECT_EQ(o.network, "analytic");
+  EXPECT_EQ(o.algorithm, "tree");
   EXPECT_EQ(o.schedule.bucket_bytes, MiB(50));
   EXPECT_EQ(o.schedule.prefetch_depth, 3);
   EXPECT_TRUE(o.schedule.sync_grads_every_micro_batch);
@@ -770,7 +764,7 @@ TEST(ExecutorPipeline, ARecvReleasesItsComputeWhenTheSendHasDelivered) {
   const Duration compute = c->step_time;
   ASSERT_GT(compute, Duration::Zero());
 
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
@@ -780,14 +774,14 @@ TEST(ExecutorPipeline, ARecvReleasesItsComputeWhenTheSendHasDelivered) {
     const RoleResult& second = r->roles[1];
     EXPECT_EQ(first.simulated_rank, 0);
     EXPECT_EQ(second.simulated_rank, 1);
-    EXPECT_EQ(first.step_time, compute + send) << NetworkModelName(model);
+    EXPECT_EQ(first.step_time, compute + send) << model;
     EXPECT_EQ(first.p2p_busy, send);
     EXPECT_EQ(first.comm_busy, Duration::Zero());
     EXPECT_EQ(first.collective_calls[Idx(CollectiveKind::kSendRecv)], 1);
     EXPECT_EQ(first.collective_bytes[Idx(CollectiveKind::kSendRecv)], S);
     EXPECT_EQ(second.comm_bytes(), Bytes::Zero());
     // Stage 1 idles until the data arrives, then computes.
-    EXPECT_EQ(second.idle, compute + send) << NetworkModelName(model);
+    EXPECT_EQ(second.idle, compute + send) << model;
     EXPECT_EQ(second.step_time, compute + send + compute);
     // Each lane has its own memory.
     EXPECT_EQ(first.peak_memory, GB(1));
@@ -832,14 +826,14 @@ TEST(ExecutorPipeline, ASendOnTheP2pStreamOverlapsACollectiveOnTheCommStream) {
   Schedule s1 = Stage(1, 8);
   Add(s1, RecvOp(0, tx));
   const std::vector<Schedule> stages = {s0, s1};
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const RoleResult& first = r->roles[0];
-    EXPECT_EQ(first.comm_busy, all_reduce) << NetworkModelName(model);
-    EXPECT_EQ(first.p2p_busy, send) << NetworkModelName(model);
+    EXPECT_EQ(first.comm_busy, all_reduce) << model;
+    EXPECT_EQ(first.p2p_busy, send) << model;
     EXPECT_EQ(first.step_time, std::max(all_reduce, send));
     EXPECT_EQ(r->roles[1].simulated_rank, 8);
     EXPECT_EQ(r->roles[1].step_time, send);
@@ -904,12 +898,12 @@ TEST(ExecutorPipeline, ACollectiveFoldsOnlyOverTheRanksOfItsStage) {
   Add(s0, DpAllReduceOp(2, GB(1)));
   Schedule s1 = Stage(1, 2);
   Add(s1, DpAllReduceOp(2, GB(1)));
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     StatusOr<RoleResult> one = ExecuteSchedule(cluster, s0, ctx, opt);
     ASSERT_TRUE(one.ok()) << one.status().message();
-    EXPECT_EQ(one->step_time, expected) << NetworkModelName(model);
+    EXPECT_EQ(one->step_time, expected) << model;
     EXPECT_EQ(NvlinkOf(one->links).bytes, GB(4));
     EXPECT_EQ(NvlinkOf(one->links).links_used, 4);
 
@@ -920,7 +914,7 @@ TEST(ExecutorPipeline, ACollectiveFoldsOnlyOverTheRanksOfItsStage) {
     EXPECT_EQ(NvlinkOf(both->links).links_used, 8);
     EXPECT_EQ(NvlinkOf(both->links).peak_flows, 1u);
     for (const RoleResult& role : both->roles) {
-      EXPECT_EQ(role.step_time, expected) << role.role << " " << NetworkModelName(model);
+      EXPECT_EQ(role.step_time, expected) << role.role << " " << model;
       EXPECT_EQ(role.collective_bytes[Idx(CollectiveKind::kAllReduce)], GB(1));
     }
   }
@@ -986,7 +980,7 @@ TEST(ExecutorPipeline, ACycleThroughTwoStagesIsReportedAsADeadlock) {
   const int32_t c1 = Add(s1, ComputeOp(1e12), {rx1});
   Add(s1, SendOp(0, MB(1)), {c1});
   const std::vector<Schedule> stages = {s0, s1};
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
@@ -1046,12 +1040,12 @@ TEST(Executor, TensorParallelGroupsOnOtherNodesAreNotReplayedButTheirBytesCount)
   ExecutionContext ctx;
   ctx.mesh.tp = 8;
   ctx.mesh.dp = 4;
-  for (NetworkModel model : {NetworkModel::kFlow, NetworkModel::kAnalytic}) {
+  for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
     StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, opt);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(r->step_time, Microseconds(14) + DrainTime(1.75e9, 450e9)) << NetworkModelName(model);
+    EXPECT_EQ(r->step_time, Microseconds(14) + DrainTime(1.75e9, 450e9)) << model;
     const auto nvlink = std::find_if(r->links.begin(), r->links.end(), [](const LinkKindStats& l) {
       return l.kind == topology::LinkKind::kNvlink;
     });
@@ -1104,7 +1098,7 @@ TEST(Executor, AReplicaGroupThatSpansContextIsADpReplicaGroupTimesCp) {
   ctx.rank_order.inner_to_outer = {topology::Axis::kTensor, topology::Axis::kData,
                                    topology::Axis::kContext, topology::Axis::kPipeline};
   ExecutorOptions opt;
-  opt.algorithm = CollectiveAlgorithm::kRing;
+  opt.algorithm = "ring";
   StatusOr<RoleResult> r = ExecuteSchedule(cluster, s, ctx, opt);
   ASSERT_TRUE(r.ok()) << r.status().message();
   Bytes nvlink = Bytes::Zero(), network = Bytes::Zero();

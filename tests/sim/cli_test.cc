@@ -13,6 +13,7 @@
 
 #include "cli_test_util.h"
 #include "sim/cli/commands.h"
+#include "sim/collectives/registry.h"
 
 namespace placesim::sim {
 namespace {
@@ -355,6 +356,49 @@ TEST(PresetsCommand, ListsEveryGroupInJson) {
     ASSERT_TRUE(j.contains(group)) << group;
     EXPECT_FALSE(j[group].empty()) << group;
     for (const auto& e : j[group]) EXPECT_FALSE(e["description"].get<std::string>().empty());
+  }
+}
+
+TEST(PresetsCommand, ListsTheCollectiveAlgorithmsAndNetworkModelsWithTheirSources) {
+  // The registered ones (sim/collectives/registry.h, sim/network/network_model.h), "auto" first.
+  Result r = RunPlacesim({"presets", "--format", "json"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  for (auto [group, names] :
+       {std::pair{"collective_algorithms",
+                  std::vector<std::string>{"auto", "ring", "tree", "hierarchical", "pairwise"}},
+        std::pair{"network_models", std::vector<std::string>{"flow", "analytic"}}}) {
+    ASSERT_TRUE(j.contains(group)) << group;
+    std::vector<std::string> listed;
+    for (const auto& e : j[group]) {
+      listed.push_back(e["name"]);
+      EXPECT_FALSE(e["description"].get<std::string>().empty()) << e["name"];
+      EXPECT_FALSE(e["source"].get<std::string>().empty()) << e["name"];
+    }
+    EXPECT_EQ(listed, names) << group;
+  }
+  Result table = RunPlacesim({"presets"});
+  ASSERT_EQ(table.code, kExitOk) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("\ncollective algorithms:\n  auto "));
+  EXPECT_THAT(table.out, HasSubstr("\n  hierarchical  intra-node rings"));
+  EXPECT_THAT(table.out, HasSubstr("\nnetwork models:\n  flow "));
+}
+
+TEST(SimulateCommand, AnUnknownCollectiveAlgorithmNamesTheFieldAndTheValidOnes) {
+  // The valid names are the registry's ("auto" first): the schema must name every registered
+  // algorithm, and scenarios can force each of them.
+  const collectives::Registry& registry = collectives::BuiltinRegistry();
+  ASSERT_EQ(registry.ValidNames(), "auto, ring, tree, hierarchical, pairwise");
+  Result r = RunPlacesim({"simulate", Example("llama2-7b-ddp.textproto"), "--set",
+                          "simulation.collective_algorithm=foo"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("simulation.collective_algorithm: \"foo\""));
+  EXPECT_THAT(r.err, HasSubstr("valid: " + registry.ValidNames()));
+  for (int id = 0; id < registry.size(); ++id) {
+    const std::string name(registry.at(id).name());
+    Result ok = RunPlacesim({"analyze", Example("llama2-7b-ddp.textproto"), "--set",
+                             "simulation.collective_algorithm=" + name});
+    EXPECT_EQ(ok.code, kExitOk) << name << ": " << ok.err;
   }
 }
 

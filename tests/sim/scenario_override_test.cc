@@ -277,8 +277,8 @@ TEST(ScenarioOverride, AcceptsTheJsonCamelCaseName) {
 TEST(ScenarioOverride, SimulationSettingsDefaultWhenUnset) {
   StatusOr<Scenario> s = Load({});
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->simulation.network_model, NetworkModel::kFlow);
-  EXPECT_EQ(s->simulation.collective_algorithm, CollectiveAlgorithm::kAuto);
+  EXPECT_EQ(s->simulation.network_model, "flow");
+  EXPECT_EQ(s->simulation.collective_algorithm, "auto");
   EXPECT_EQ(s->simulation.gradient_bucket_size, MiB(25));
   EXPECT_EQ(s->simulation.prefetch_depth, 1);
   EXPECT_FALSE(s->simulation.sync_grads_every_micro_batch);
@@ -290,8 +290,8 @@ TEST(ScenarioOverride, SetsEverySimulationSetting) {
             "simulation.gradient_bucket_size=50 MiB", "simulation.prefetch_depth=3",
             "simulation.sync_grads_every_micro_batch=true"});
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->simulation.network_model, NetworkModel::kAnalytic);
-  EXPECT_EQ(s->simulation.collective_algorithm, CollectiveAlgorithm::kHierarchical);
+  EXPECT_EQ(s->simulation.network_model, "analytic");
+  EXPECT_EQ(s->simulation.collective_algorithm, "hierarchical");
   EXPECT_EQ(s->simulation.gradient_bucket_size, MiB(50));
   EXPECT_EQ(s->simulation.prefetch_depth, 3);
   EXPECT_TRUE(s->simulation.sync_grads_every_micro_batch);

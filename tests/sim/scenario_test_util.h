@@ -58,10 +58,9 @@ inline std::string Dump(const Scenario& s) {
       s.model.name, s.model.parameter_count, t.layers, t.hidden, t.heads, t.kv_heads, t.ffn_hidden,
       t.vocab, t.seq_len, t.tied_embeddings, t.gated_mlp, t.experts, t.top_k, t.capacity_factor);
   const SimulationSettings& sim = s.simulation;
-  out += fmt::format("simulation {} {} bucket {} prefetch {} sync {}\n",
-                     static_cast<int>(sim.network_model),
-                     static_cast<int>(sim.collective_algorithm), sim.gradient_bucket_size.count(),
-                     sim.prefetch_depth, sim.sync_grads_every_micro_batch);
+  out += fmt::format("simulation {} {} bucket {} prefetch {} sync {}\n", sim.network_model,
+                     sim.collective_algorithm, sim.gradient_bucket_size.count(), sim.prefetch_depth,
+                     sim.sync_grads_every_micro_batch);
   const strategies::TrainingSpec& tr = s.training;
   out += fmt::format("training {} {} micro {} global {} recompute {} sp {} schedule {} vs {}\n",
                      static_cast<int>(tr.precision), static_cast<int>(tr.optimizer), tr.micro_batch,

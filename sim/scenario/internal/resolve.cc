@@ -20,6 +20,8 @@
 #include "base/errors.h"
 #include "base/unit_parser.h"
 #include "base/units.h"
+#include "sim/collectives/registry.h"
+#include "sim/network/network_model.h"
 #include "sim/scenario/internal/overrides.h"
 #include "strategies/presets.h"
 #include "topology/mesh.h"
@@ -817,21 +819,24 @@ class Resolver {
   void ResolveSimulation() {
     const pb::Simulation& sim = doc_.simulation();
     SimulationSettings& out = out_.simulation;
-    out.network_model = sim.network_model() == pb::NETWORK_MODEL_ANALYTIC ? NetworkModel::kAnalytic
-                                                                          : NetworkModel::kFlow;
-    switch (sim.collective_algorithm()) {
-      case pb::COLLECTIVE_ALGORITHM_RING:
-        out.collective_algorithm = CollectiveAlgorithm::kRing;
-        break;
-      case pb::COLLECTIVE_ALGORITHM_TREE:
-        out.collective_algorithm = CollectiveAlgorithm::kTree;
-        break;
-      case pb::COLLECTIVE_ALGORITHM_HIERARCHICAL:
-        out.collective_algorithm = CollectiveAlgorithm::kHierarchical;
-        break;
-      default:
-        out.collective_algorithm = CollectiveAlgorithm::kAuto;
-        break;
+    // The enums name registered plug-ins: NETWORK_MODEL_FLOW is the network model "flow",
+    // COLLECTIVE_ALGORITHM_RING the algorithm "ring". Unset (or a number CheckEnums reports)
+    // leaves the default; a name its registry lacks is reported with the registered ones.
+    if (const auto* v = pb::NetworkModel_descriptor()->FindValueByNumber(sim.network_model());
+        v != nullptr && v->number() != 0) {
+      out.network_model = ShortEnumName(v);
+    }
+    if (Status s = BuiltinNetworkModels().Lookup(out.network_model).status(); !s.ok()) {
+      problems_.AddStatus("simulation.network_model", s);
+    }
+    if (const auto* v =
+            pb::CollectiveAlgorithm_descriptor()->FindValueByNumber(sim.collective_algorithm());
+        v != nullptr && v->number() != 0) {
+      out.collective_algorithm = ShortEnumName(v);
+    }
+    if (Status s = collectives::BuiltinRegistry().Select(out.collective_algorithm).status();
+        !s.ok()) {
+      problems_.AddStatus("simulation.collective_algorithm", s);
     }
     if (sim.has_gradient_bucket_size()) {
       placesim::Bytes bucket = out.gradient_bucket_size;

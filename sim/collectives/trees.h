@@ -1,5 +1,6 @@
 // NCCL's double binary tree (Sanders, Speck and Traeff 2009, as built by NCCL's
-// src/graph/trees.cc, ncclGetBtree / ncclGetDtree), used by the executor's tree all-reduce.
+// src/graph/trees.cc, ncclGetBtree / ncclGetDtree), used by the tree all-reduce
+// (impl/double_binary_tree.cc).
 //
 // Tree A over ranks 0..N-1: rank r's parent is found from its lowest set bit b,
 // (r ^ b) | (b << 1), or r ^ b when that is out of range; rank 0 is the root. Odd ranks have
@@ -8,13 +9,13 @@
 // every rank has at most two children over both trees, and so sends and receives at most S
 // in each phase when every tree edge carries S/2.
 // Thread-safety: pure functions.
-#ifndef PLACESIM_SIM_EXECUTOR_TREES_H_
-#define PLACESIM_SIM_EXECUTOR_TREES_H_
+#ifndef PLACESIM_SIM_COLLECTIVES_TREES_H_
+#define PLACESIM_SIM_COLLECTIVES_TREES_H_
 
 #include <array>
 #include <vector>
 
-namespace placesim::sim {
+namespace placesim::sim::collectives {
 
 struct DoubleBinaryTree {
   std::array<std::vector<int>, 2> parents;  // per tree, per rank; -1 for the root
@@ -24,6 +25,6 @@ struct DoubleBinaryTree {
 // REQUIRES: n >= 1. O(N log N).
 DoubleBinaryTree BuildDoubleBinaryTree(int n);
 
-}  // namespace placesim::sim
+}  // namespace placesim::sim::collectives
 
-#endif  // PLACESIM_SIM_EXECUTOR_TREES_H_
+#endif  // PLACESIM_SIM_COLLECTIVES_TREES_H_

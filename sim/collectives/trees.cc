@@ -1,10 +1,10 @@
-#include "sim/executor/trees.h"
+#include "sim/collectives/trees.h"
 
 #include <algorithm>
 
 #include "base/check.h"
 
-namespace placesim::sim {
+namespace placesim::sim::collectives {
 namespace {
 
 // ncclGetBtree's parent of `rank` in a tree of `n` ranks.
@@ -50,4 +50,4 @@ DoubleBinaryTree BuildDoubleBinaryTree(int n) {
   return t;
 }
 
-}  // namespace placesim::sim
+}  // namespace placesim::sim::collectives

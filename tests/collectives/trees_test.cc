@@ -1,12 +1,12 @@
 // NCCL's double binary tree: the shape of tree A for eight ranks, and for every size up to
 // 64 that both are trees and that no rank has more than two children over the two.
-#include "sim/executor/trees.h"
+#include "sim/collectives/trees.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace placesim::sim {
+namespace placesim::sim::collectives {
 namespace {
 
 TEST(DoubleBinaryTree, EightRanksFollowNcclsLowestSetBitRule) {
@@ -53,4 +53,4 @@ TEST(DoubleBinaryTree, EveryRankHasAtMostTwoChildrenOverBothTrees) {
 }
 
 }  // namespace
-}  // namespace placesim::sim
+}  // namespace placesim::sim::collectives

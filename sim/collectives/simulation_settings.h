@@ -1,0 +1,39 @@
+// Simulation settings: the knobs of `placesim simulate` that a scenario file can set (the
+// `simulation` message of sim/scenario/proto/scenario.proto), as a plain struct. Every one of
+// them shapes communication: which network model and collective algorithm run, how gradients
+// are bucketed, how far gathers prefetch. The scenario loader fills it (and checks the names
+// against the built-in registries); ExecutorOptionsFromSettings (sim/executor/executor.h)
+// turns it into executor options. Plain values only, so the scenario library includes it
+// without the executor. Thread-safety: plain values.
+#ifndef PLACESIM_SIM_COLLECTIVES_SIMULATION_SETTINGS_H_
+#define PLACESIM_SIM_COLLECTIVES_SIMULATION_SETTINGS_H_
+
+#include <string>
+
+#include "base/units.h"
+
+namespace placesim::sim {
+
+// Defaults match the executor's and the schedule builder's.
+struct SimulationSettings {
+  // A registered network model (sim/network/network_model.h): "flow" (default, max-min fair
+  // sharing of every link) or "analytic" (alpha-beta, no contention: faster, for sweeps).
+  std::string network_model = "flow";
+  // "auto" (default: per call, NCCL-like; sim/collectives/registry.h) or a registered
+  // collective algorithm ("ring", "tree", "hierarchical", "pairwise"), forced where it applies.
+  std::string collective_algorithm = "auto";
+  // PyTorch DDP's bucket_cap_mb = 25. Trade-off: smaller buckets overlap more of the gradient
+  // sync with backward but pay the collective latency more often. >= 1 byte.
+  Bytes gradient_bucket_size = MiB(25);
+  // Units gathered ahead of use under S* (and streamed ahead under O), 0 to 64. Deeper
+  // prefetch hides more of the gathers and holds more gathered parameters.
+  int prefetch_depth = 1;
+  // Synchronize replicated gradients after every micro-batch (DDP without no_sync).
+  bool sync_grads_every_micro_batch = false;
+  // Chunked tensor-parallel blocks whose collectives overlap the next chunk's compute.
+  bool tp_comm_overlap = false;
+};
+
+}  // namespace placesim::sim
+
+#endif  // PLACESIM_SIM_COLLECTIVES_SIMULATION_SETTINGS_H_
