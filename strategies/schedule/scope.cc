@@ -108,6 +108,18 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
         "a schedule needs the model's architecture (layers, hidden, ...); a bare parameter "
         "count supports `analyze` only");
   }
+  if (HasMixedLayers(model.transformer)) {
+    // The stage builder emits one layer shape (PassCosts) for every layer; a per-layer kind
+    // would also have to reach the plan's per-layer counts (all-to-alls, activations).
+    const TransformerSpec& t = model.transformer;
+    return FailedPreconditionError(fmt::format(
+        "the model mixes {} dense layers with {} MoE layers (first_dense_layers {}, "
+        "moe_layer_interval {}); schedules hold one layer shape per model, so `simulate` "
+        "refuses it. `analyze` counts both kinds exactly; to simulate, set "
+        "model.first_dense_layers 0 (and moe_layer_interval 1) for an all-MoE approximation",
+        DenseLayersIn(t, 0, t.layers), t.layers - DenseLayersIn(t, 0, t.layers),
+        t.first_dense_layers, t.moe_layer_interval));
+  }
   if (mesh.tp > 1) RETURN_IF_ERROR(RequireSliced(strategy, Axis::kTensor, "tensor-parallel"));
   RETURN_IF_ERROR(CheckActivationScope(strategy));
   if (!plan.ok()) {
