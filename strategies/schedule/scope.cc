@@ -118,7 +118,7 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
         "refuses it. `analyze` counts both kinds exactly; to simulate, set "
         "model.first_dense_layers 0 (and moe_layer_interval 1) for an all-MoE approximation",
         DenseLayersIn(t, 0, t.layers), t.layers - DenseLayersIn(t, 0, t.layers),
-        t.first_dense_layers, t.moe_layer_interval));
+        t.first_dense_layers, std::max<int64_t>(1, t.moe_layer_interval)));
   }
   if (mesh.tp > 1) RETURN_IF_ERROR(RequireSliced(strategy, Axis::kTensor, "tensor-parallel"));
   RETURN_IF_ERROR(CheckActivationScope(strategy));
