@@ -668,14 +668,17 @@ void AddContextParallelCollectives(const Context& c, const ActivationTraffic& a,
 }
 
 // Expert parallel: token dispatch and combine, forward and backward.
-void AddExpertParallelCollectives(const Context& c, const ActivationTraffic& a, RankRole& role) {
+void AddExpertParallelCollectives(const Context& c, int i, const ActivationTraffic& a,
+                                  RankRole& role) {
   const TransformerSpec& t = c.model->transformer;
   if (c.ep <= 1 || t.experts <= 1) return;
+  // Only the stage's MoE layers dispatch (a heterogeneous model's dense layers do not).
+  const int64_t moe_layers = role.layers - DenseLayersIn(t, StageFirstLayer(c, i), role.layers);
   // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
   const Bytes tokens = Scale(Bytes::Count(CeilDiv(a.buffer.count(), c.sp ? c.tp : 1)),
                              MoeBusiestExpertMultiplier(t));
   AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep, tokens,
-                2 * (a.fwd_passes + 1) * role.layers * c.m, CommPurpose::kExpertDispatchCombine,
+                2 * (a.fwd_passes + 1) * moe_layers * c.m, CommPurpose::kExpertDispatchCombine,
                 "tokens dispatched to and combined from their experts");
 }
 
@@ -736,7 +739,7 @@ RankRole BuildStage(const Context& c, int i) {
     AddTensorParallelCollectives(c, i, traffic, role);
     AddPipelineCollectives(c, i, traffic, role);
     AddContextParallelCollectives(c, traffic, role);
-    AddExpertParallelCollectives(c, traffic, role);
+    AddExpertParallelCollectives(c, i, traffic, role);
   }
   AddStateOffloadCopies(c, i, role);
   return role;

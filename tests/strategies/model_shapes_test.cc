@@ -129,6 +129,17 @@ TEST(ModelShapes, AnalyzerPlacesDenseAndMoeLayersPerStage) {
   ASSERT_EQ(plan.roles.size(), 2u);
   EXPECT_EQ(plan.roles[0].memory.params.count(), stage0 * 2);  // bf16
   EXPECT_EQ(plan.roles[1].memory.params.count(), stage1 * 2);
+  // Only MoE layers dispatch: 2 all-to-alls (dispatch, combine) in the forward and 2 in the
+  // backward per MoE layer and micro-batch (8 / dp 2 = 4): stage 0's one MoE layer 16,
+  // stage 1's four 64.
+  const auto all_to_alls = [](const RankRole& role) {
+    int64_t n = 0;
+    for (const Collective& col : role.collectives)
+      if (col.reason == CommPurpose::kExpertDispatchCombine) n += col.count;
+    return n;
+  };
+  EXPECT_EQ(all_to_alls(plan.roles[0]), 16);
+  EXPECT_EQ(all_to_alls(plan.roles[1]), 64);
 }
 
 TEST(ModelShapes, ScheduleRefusesMixedLayersNamingThem) {
