@@ -961,11 +961,14 @@ void CheckTensorParallelShape(const Context& c, Plan& plan) {
   const topology::ClusterSpec& cl = *c.cluster;
   if (c.tp > 1 && c.arch) {
     const TransformerSpec& t = c.model->transformer;
-    const std::pair<const char*, int64_t> dims[] = {
+    std::vector<std::pair<const char*, int64_t>> dims = {
         {"heads", t.heads},
         {"kv_heads", t.kv_heads > 0 ? t.kv_heads : t.heads},
         {"hidden", t.hidden},
         {"ffn_hidden", t.ffn_hidden > 0 ? t.ffn_hidden : 4 * t.hidden}};
+    // Expert MLPs are split on tp too when they have their own width.
+    if (t.experts > 1 && t.expert_ffn_hidden > 0)
+      dims.emplace_back("expert_ffn_hidden", t.expert_ffn_hidden);
     for (const auto& [what, value] : dims) {
       if (value % c.tp != 0) {
         AddFinding(plan, Severity::kError, "tp-divisibility", State::kParams, Axis::kTensor,
@@ -1186,6 +1189,16 @@ void ValidateTransformer(const TransformerSpec& t, ErrorList& errors) {
   if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0)
     errors.Add("model.transformer.kv_heads", std::to_string(t.kv_heads),
                fmt::format("must divide heads {}", t.heads));
+  if (t.kv_lora_rank > 0 && (t.qk_rope_head_dim < 1 || t.qk_nope_head_dim < 1 || t.v_head_dim < 1))
+    errors.Add("model.transformer.kv_lora_rank", std::to_string(t.kv_lora_rank),
+               "multi-head latent attention needs qk_rope_head_dim, qk_nope_head_dim and "
+               "v_head_dim >= 1");
+  if (t.head_dim < 0 || t.expert_ffn_hidden < 0 || t.shared_experts < 0 ||
+      t.first_dense_layers < 0 || t.moe_layer_interval < 0 || t.q_lora_rank < 0 ||
+      t.kv_lora_rank < 0)
+    errors.Add("model.transformer", "negative size",
+               "head_dim, expert_ffn_hidden, shared_experts, first_dense_layers, "
+               "moe_layer_interval and the MLA ranks must be >= 0");
   if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
     errors.Add("model.transformer.top_k", std::to_string(t.top_k),
                fmt::format("must be between 1 and experts {}", t.experts));

@@ -142,6 +142,25 @@ TEST(ModelShapes, AnalyzerPlacesDenseAndMoeLayersPerStage) {
   EXPECT_EQ(all_to_alls(plan.roles[1]), 64);
 }
 
+// MLA without its head widths is refused; tp must divide the expert width too.
+TEST(ModelShapes, ValidationNamesTheNewFields) {
+  TransformerSpec t = SmallDeepSeek(0);
+  t.v_head_dim = 0;
+  const StrategySpec ddp = *ExpandStrategyPreset("ddp", {.dp = 4}, 4);
+  const StatusOr<Plan> mla = Analyze(AsModel(t), MakeTraining(1, 8), ddp, MakeCluster(1, 4));
+  ASSERT_FALSE(mla.ok());
+  EXPECT_THAT(mla.status().message(), HasSubstr("multi-head latent attention needs"));
+  TransformerSpec wide = SmallDeepSeek(0);
+  wide.expert_ffn_hidden = 250;  // not divisible by tp 4
+  const StrategySpec tp4 = *ExpandStrategyPreset("megatron", {.tp = 4}, 4);
+  const Plan plan = *Analyze(AsModel(wide), MakeTraining(1, 8), tp4, MakeCluster(1, 4));
+  bool found = false;
+  for (const Finding& f : plan.findings)
+    found = found || (f.rule == "tp-divisibility" &&
+                      f.message.find("expert_ffn_hidden 250") != std::string::npos);
+  EXPECT_TRUE(found);
+}
+
 TEST(ModelShapes, ScheduleRefusesMixedLayersNamingThem) {
   const ModelSpec model = AsModel(SmallDeepSeek(3));
   const StrategySpec strategy = *ExpandStrategyPreset("megatron", {.dp = 2, .pp = 2, .ep = 2}, 4);
