@@ -108,18 +108,6 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
         "a schedule needs the model's architecture (layers, hidden, ...); a bare parameter "
         "count supports `analyze` only");
   }
-  if (HasMixedLayers(model.transformer)) {
-    // The stage builder emits one layer shape (PassCosts) for every layer; a per-layer kind
-    // would also have to reach the plan's per-layer counts (all-to-alls, activations).
-    const TransformerSpec& t = model.transformer;
-    return FailedPreconditionError(fmt::format(
-        "the model mixes {} dense layers with {} MoE layers (first_dense_layers {}, "
-        "moe_layer_interval {}); schedules hold one layer shape per model, so `simulate` "
-        "refuses it. `analyze` counts both kinds exactly; to simulate, set "
-        "model.first_dense_layers 0 (and moe_layer_interval 1) for an all-MoE approximation",
-        DenseLayersIn(t, 0, t.layers), t.layers - DenseLayersIn(t, 0, t.layers),
-        t.first_dense_layers, std::max<int64_t>(1, t.moe_layer_interval)));
-  }
   if (mesh.tp > 1) RETURN_IF_ERROR(RequireSliced(strategy, Axis::kTensor, "tensor-parallel"));
   RETURN_IF_ERROR(CheckActivationScope(strategy));
   if (!plan.ok()) {
@@ -150,7 +138,9 @@ Status BoundOps(StepContext& c) {
   // exchanges and parts. The step: allocs, optimizer, per part a copy back and an all-gather.
   const int64_t tp = c.tp;
   const int64_t vh = c.model->transformer.vocab * c.model->transformer.hidden;
-  const int64_t most_local = c.max_stage_layers * c.pc.layer_elements + CeilDiv(c.p.embedding, tp) +
+  const int64_t layer_elements =
+      std::max(c.pc.layer_elements, c.mixed ? c.pc_dense.layer_elements : 0);
+  const int64_t most_local = c.max_stage_layers * layer_elements + CeilDiv(c.p.embedding, tp) +
                              CeilDiv(std::max(c.p.head, vh), tp) + c.p.final_norm;
   const int64_t bucket_count = c.t_gather ? 0 : CeilDiv(most_local, c.per_bucket);
   const auto L = static_cast<double>(c.max_stage_layers);

@@ -219,7 +219,7 @@ TEST(HfConfig, ScenarioFieldsOverrideTheConfig) {
   EXPECT_THAT(both.status().message(), HasSubstr("either model.preset or model.hf_config"));
 }
 
-// The DeepSeek-V3 example: analyze sees both layer kinds; the schedule refuses the mix.
+// The DeepSeek-V3 example: the first 3 layers dense, the other 58 MoE.
 TEST(HfConfig, DeepSeekExampleLoadsWithMixedLayers) {
   StatusOr<Scenario> s =
       LoadScenarioFile(SourcePath("examples/deepseek-v3-pp16-ep64.textproto"), {});

@@ -161,18 +161,31 @@ TEST(ModelShapes, ValidationNamesTheNewFields) {
   EXPECT_TRUE(found);
 }
 
-TEST(ModelShapes, ScheduleRefusesMixedLayersNamingThem) {
+// The schedule gives every layer its own kind: the stage holding the 3 dense layers issues
+// all-to-alls for its one MoE layer only (as the plan counts them), and the compute ops of one
+// pipeline, times dp 2, do the model's FLOPs (eq. 3 over both kinds: ModelFlopsPerIteration
+// over the 8 sequences), the optimizer's element-wise update aside.
+TEST(ModelShapes, ScheduleEmitsEachLayerByItsKind) {
   const ModelSpec model = AsModel(SmallDeepSeek(3));
   const StrategySpec strategy = *ExpandStrategyPreset("megatron", {.dp = 2, .pp = 2, .ep = 2}, 4);
+  const TrainingSpec training = MakeTraining(1, 8);
   StatusOr<std::vector<Schedule>> out =
-      BuildSchedules(model, MakeTraining(1, 8), strategy, MakeCluster(1, 4));
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(out.status().message(), HasSubstr("mixes 3 dense layers with 5 MoE layers"));
-  // The homogeneous model of the same shapes is generated.
-  EXPECT_TRUE(
-      BuildSchedules(AsModel(SmallDeepSeek(0)), MakeTraining(1, 8), strategy, MakeCluster(1, 4))
-          .ok());
+      BuildSchedules(model, training, strategy, MakeCluster(1, 4));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  ASSERT_EQ(out->size(), 2u);
+  double flops = 0;
+  std::vector<int64_t> all_to_alls;
+  for (const Schedule& stage : *out) {
+    int64_t n = 0;
+    for (const Op& op : stage.ops) {
+      if (op.kind == OpKind::kCompute && op.phase != Phase::kOptimizer) flops += op.flops.count();
+      if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllToAll) ++n;
+    }
+    all_to_alls.push_back(n);
+  }
+  EXPECT_EQ(all_to_alls, (std::vector<int64_t>{16, 64}));
+  EXPECT_NEAR(2.0 * flops / ModelFlopsPerIteration(model.transformer, 8, Recompute::kNone).count(),
+              1.0, 1e-9);
 }
 
 }  // namespace
