@@ -208,6 +208,21 @@ int64_t StageLayers(const Context& c, int i) {
   return l / c.pp + (i < l % c.pp ? 1 : 0);
 }
 
+// The first layer of pipeline stage `i`.
+int64_t StageFirstLayer(const Context& c, int i) {
+  int64_t first = 0;
+  for (int j = 0; j < i; ++j) first += StageLayers(c, j);
+  return first;
+}
+
+// Elements of one layer's dense part (tp-split and replicated) after tp: an MoE layer's
+// attention, router and shared experts, or a dense layer's whole.
+int64_t LayerDenseElements(const ParameterBreakdown& p, int64_t tpd, bool dense_layer) {
+  if (dense_layer) return CeilDiv(p.dense_layer_tp_split, tpd) + p.dense_layer_tp_replicated;
+  return CeilDiv(p.layer_tp_split, tpd) + p.layer_tp_replicated + p.layer_router +
+         CeilDiv(p.layer_shared_experts, tpd);
+}
+
 // Elements of the dense and expert parts one device computes with for `s` on stage `i`
 // before data-axis sharding: the slice after tp, pp and ep.
 struct Slice {
@@ -227,7 +242,11 @@ Slice ModelSlice(const Context& c, State s, int stage) {
   const bool first = !pp_split || stage == 0;
   const bool last = !pp_split || stage == c.pp - 1;
   const int64_t layers = pp_split ? StageLayers(c, stage) : p.layers;
-  out.dense = layers * (CeilDiv(p.layer_tp_split, tpd) + p.layer_tp_replicated + p.layer_router);
+  // Heterogeneous MoE models: the stage's dense layers carry a dense MLP and no experts.
+  const int64_t dense_layers =
+      DenseLayersIn(c.model->transformer, pp_split ? StageFirstLayer(c, stage) : 0, layers);
+  out.dense = (layers - dense_layers) * LayerDenseElements(p, tpd, false) +
+              dense_layers * LayerDenseElements(p, tpd, true);
   if (first) out.dense += CeilDiv(p.embedding, tpd);  // vocab-parallel embedding
   if (last) {
     out.dense += CeilDiv(p.head, tpd) + p.final_norm;
@@ -236,7 +255,7 @@ Slice ModelSlice(const Context& c, State s, int stage) {
     if (p.head == 0 && !first)
       out.dense += CeilDiv(c.model->transformer.vocab * c.model->transformer.hidden, tpd);
   }
-  out.expert = layers * CeilDiv(CeilDiv(p.layer_experts, c.EpDivisor(s)), tpd);
+  out.expert = (layers - dense_layers) * CeilDiv(CeilDiv(p.layer_experts, c.EpDivisor(s)), tpd);
   return out;
 }
 
@@ -251,9 +270,11 @@ int64_t UnitElements(const Context& c, int stage, bool first, bool last) {
   if (!c.arch) return 0;
   const ParameterBreakdown& p = c.params;
   const int64_t tpd = c.TpDivisor(State::kParams);
-  const int64_t per_layer = CeilDiv(p.layer_tp_split, tpd) + p.layer_tp_replicated +
-                            p.layer_router +
-                            CeilDiv(CeilDiv(p.layer_experts, c.EpDivisor(State::kParams)), tpd);
+  // The larger layer kind bounds a unit of a heterogeneous MoE model.
+  const int64_t per_layer =
+      std::max(LayerDenseElements(p, tpd, false) +
+                   CeilDiv(CeilDiv(p.layer_experts, c.EpDivisor(State::kParams)), tpd),
+               p.dense_layers > 0 ? LayerDenseElements(p, tpd, true) : 0);
   const int64_t layers = std::min<int64_t>(c.strategy->layers_per_unit, StageLayers(c, stage));
   int64_t unit = layers * per_layer;
   if (first) unit = std::max(unit, CeilDiv(p.embedding, tpd));
@@ -629,8 +650,8 @@ void AddPipelineCollectives(const Context& c, int i, const ActivationTraffic& a,
 void AddContextParallelCollectives(const Context& c, const ActivationTraffic& a, RankRole& role) {
   if (c.cp <= 1) return;
   const TransformerSpec& t = c.model->transformer;
-  const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (t.hidden / t.heads);
-  const Bytes kv = Bytes::Count(2 * a.micro_batch * c.s_local * CeilDiv(kv_width, c.tp) * 2);
+  const Bytes kv = Bytes::Count(2 * a.micro_batch * c.s_local *
+                                (CeilDiv(KeyWidth(t), c.tp) + CeilDiv(ValueWidth(t), c.tp)));
   if (c.training->context_parallel_comm == ContextParallelComm::kAllGather) {
     AddCollective(role, CollectiveKind::kAllGather, Axis::kContext, State::kActivations, c.cp,
                   kv * c.cp, (a.fwd_passes + 1) * role.layers * c.m, CommPurpose::kContextKvGather,
@@ -647,14 +668,17 @@ void AddContextParallelCollectives(const Context& c, const ActivationTraffic& a,
 }
 
 // Expert parallel: token dispatch and combine, forward and backward.
-void AddExpertParallelCollectives(const Context& c, const ActivationTraffic& a, RankRole& role) {
+void AddExpertParallelCollectives(const Context& c, int i, const ActivationTraffic& a,
+                                  RankRole& role) {
   const TransformerSpec& t = c.model->transformer;
   if (c.ep <= 1 || t.experts <= 1) return;
+  // Only the stage's MoE layers dispatch (a heterogeneous model's dense layers do not).
+  const int64_t moe_layers = role.layers - DenseLayersIn(t, StageFirstLayer(c, i), role.layers);
   // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
   const Bytes tokens = Scale(Bytes::Count(CeilDiv(a.buffer.count(), c.sp ? c.tp : 1)),
                              MoeBusiestExpertMultiplier(t));
   AddCollective(role, CollectiveKind::kAllToAll, Axis::kExpert, State::kActivations, c.ep, tokens,
-                2 * (a.fwd_passes + 1) * role.layers * c.m, CommPurpose::kExpertDispatchCombine,
+                2 * (a.fwd_passes + 1) * moe_layers * c.m, CommPurpose::kExpertDispatchCombine,
                 "tokens dispatched to and combined from their experts");
 }
 
@@ -715,7 +739,7 @@ RankRole BuildStage(const Context& c, int i) {
     AddTensorParallelCollectives(c, i, traffic, role);
     AddPipelineCollectives(c, i, traffic, role);
     AddContextParallelCollectives(c, traffic, role);
-    AddExpertParallelCollectives(c, traffic, role);
+    AddExpertParallelCollectives(c, i, traffic, role);
   }
   AddStateOffloadCopies(c, i, role);
   return role;
@@ -937,11 +961,14 @@ void CheckTensorParallelShape(const Context& c, Plan& plan) {
   const topology::ClusterSpec& cl = *c.cluster;
   if (c.tp > 1 && c.arch) {
     const TransformerSpec& t = c.model->transformer;
-    const std::pair<const char*, int64_t> dims[] = {
+    std::vector<std::pair<const char*, int64_t>> dims = {
         {"heads", t.heads},
         {"kv_heads", t.kv_heads > 0 ? t.kv_heads : t.heads},
         {"hidden", t.hidden},
         {"ffn_hidden", t.ffn_hidden > 0 ? t.ffn_hidden : 4 * t.hidden}};
+    // Expert MLPs are split on tp too when they have their own width.
+    if (t.experts > 1 && t.expert_ffn_hidden > 0)
+      dims.emplace_back("expert_ffn_hidden", t.expert_ffn_hidden);
     for (const auto& [what, value] : dims) {
       if (value % c.tp != 0) {
         AddFinding(plan, Severity::kError, "tp-divisibility", State::kParams, Axis::kTensor,
@@ -1156,12 +1183,22 @@ void ValidateTransformer(const TransformerSpec& t, ErrorList& errors) {
     errors.Add("model.transformer", "negative size",
                "vocab, ffn_hidden, kv_heads and "
                "experts must be >= 0");
-  if (t.heads > 0 && t.hidden % t.heads != 0)
+  if (t.heads > 0 && t.head_dim == 0 && t.kv_lora_rank == 0 && t.hidden % t.heads != 0)
     errors.Add("model.transformer.heads", std::to_string(t.heads),
                fmt::format("must divide hidden {}", t.hidden));
   if (t.heads > 0 && t.kv_heads > 0 && t.heads % t.kv_heads != 0)
     errors.Add("model.transformer.kv_heads", std::to_string(t.kv_heads),
                fmt::format("must divide heads {}", t.heads));
+  if (t.kv_lora_rank > 0 && (t.qk_rope_head_dim < 1 || t.qk_nope_head_dim < 1 || t.v_head_dim < 1))
+    errors.Add("model.transformer.kv_lora_rank", std::to_string(t.kv_lora_rank),
+               "multi-head latent attention needs qk_rope_head_dim, qk_nope_head_dim and "
+               "v_head_dim >= 1");
+  if (t.head_dim < 0 || t.expert_ffn_hidden < 0 || t.shared_experts < 0 ||
+      t.first_dense_layers < 0 || t.moe_layer_interval < 0 || t.q_lora_rank < 0 ||
+      t.kv_lora_rank < 0)
+    errors.Add("model.transformer", "negative size",
+               "head_dim, expert_ffn_hidden, shared_experts, first_dense_layers, "
+               "moe_layer_interval and the MLA ranks must be >= 0");
   if (t.experts > 1 && (t.top_k < 1 || t.top_k > t.experts))
     errors.Add("model.transformer.top_k", std::to_string(t.top_k),
                fmt::format("must be between 1 and experts {}", t.experts));

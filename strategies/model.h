@@ -92,19 +92,73 @@ struct ParameterBreakdown {
   int64_t head = 0;        // untied output projection V h; 0 when tied
   int64_t final_norm = 0;  // 2h (LayerNorm) or h (RMSNorm)
   // Per layer.
-  int64_t layer_tp_split = 0;       // attention and dense-MLP matrices and column biases
-  int64_t layer_tp_replicated = 0;  // norms and the biases of row-parallel projections
-  int64_t layer_experts = 0;        // all experts' MLP parameters (MoE only)
-  int64_t layer_router = 0;         // router h x E (MoE only)
+  int64_t layer_tp_split = 0;        // attention and dense-MLP matrices and column biases
+  int64_t layer_tp_replicated = 0;   // norms and the biases of row-parallel projections
+  int64_t layer_experts = 0;         // all experts' MLP parameters (MoE only)
+  int64_t layer_router = 0;          // router h x E (MoE only)
+  int64_t layer_shared_experts = 0;  // shared experts' MLPs, tensor-parallel (MoE only)
+  // Heterogeneous MoE models (first_dense_layers, moe_layer_interval): the per-layer fields
+  // above describe an MoE layer; `dense_layers` of the `layers` have a dense MLP instead,
+  // with these parameters. 0 for every homogeneous model.
+  int64_t dense_layers = 0;
+  int64_t dense_layer_tp_split = 0;
+  int64_t dense_layer_tp_replicated = 0;
 
   int64_t per_layer() const {
-    return layer_tp_split + layer_tp_replicated + layer_experts + layer_router;
+    return layer_tp_split + layer_tp_replicated + layer_experts + layer_router +
+           layer_shared_experts;
   }
-  int64_t total() const { return layers * per_layer() + embedding + head + final_norm; }
+  int64_t dense_per_layer() const { return dense_layer_tp_split + dense_layer_tp_replicated; }
+  int64_t total() const {
+    return (layers - dense_layers) * per_layer() + dense_layers * dense_per_layer() + embedding +
+           head + final_norm;
+  }
 };
 
 // REQUIRES: t.hidden, t.heads > 0 (kv_heads 0 is read as heads).
+//
+// Generalizations for current models (all off by default, so the counts above are unchanged):
+//   head_dim d       attention  h (a d) + 2 h (k d) + (a d) h; QKV biases a d + 2 k d
+//                    (`biases` or `qkv_bias`); QK norms 2 d (`qk_norm`).
+//   MLA              q  h r_q + r_q (its RMSNorm) + r_q a (d_nope + d_rope), or h a (d_nope +
+//                       d_rope) without a query bottleneck (r_q = 0);
+//                    kv h (r_kv + d_rope) + r_kv (its RMSNorm) + r_kv a (d_nope + d_v);
+//                    o  a d_v h          (DeepSeek-V2 paper Section 2.1, HF modeling_deepseek_v3)
+//   MoE              experts and shared experts each 3 h f_e (2 h f_e ungated), f_e =
+//                    expert_ffn_hidden; router h E.
+//   dense layers     first_dense_layers / moe_layer_interval layers of an MoE model carry a dense
+//                    MLP of ffn_hidden instead of the experts, shared experts and router.
 ParameterBreakdown CountParameters(const TransformerSpec& t);
+
+// Parameters one token computes with (Shazeer et al. 2017: a token runs only its top_k of the
+// E routed experts): the total less (E - top_k) / E of every MoE layer's routed experts. Equal
+// to CountParameters(t).total() for dense models. The "activated" count of model cards.
+int64_t ActiveParameterCount(const TransformerSpec& t);
+
+// Whether layer `i` (0-based) is an MoE layer: experts > 1, i >= first_dense_layers and
+// (i + 1) % moe_layer_interval == 0 (an interval of 0 or 1 = every layer).
+bool IsMoeLayer(const TransformerSpec& t, int64_t i);
+// Layers of [first, first + count) whose MLP is dense although the model is MoE; 0 for a
+// dense model (its every layer is described by the per-layer fields). O(count).
+int64_t DenseLayersIn(const TransformerSpec& t, int64_t first, int64_t count);
+// True when an MoE model mixes dense and MoE layers (first_dense_layers > 0 or an interval > 1
+// that leaves a layer dense).
+bool HasMixedLayers(const TransformerSpec& t);
+// A dense layer of `t`: the same attention with experts = 0, so every per-layer formula here
+// (activations, FLOPs, traffic) describes the dense layers of a heterogeneous MoE model.
+TransformerSpec DenseLayerOf(const TransformerSpec& t);
+
+// Per-head widths of queries/keys (d_qk) and values (d_v): head_dim, or hidden / heads, or
+// under MLA d_nope + d_rope and v_head_dim.
+int64_t QkHeadDim(const TransformerSpec& t);
+int64_t VHeadDim(const TransformerSpec& t);
+// Widths of the K and V a rank exchanges for context parallelism (all heads): k d each, or
+// under MLA the up-projected a (d_nope + d_rope) and a d_v.
+int64_t KeyWidth(const TransformerSpec& t);
+int64_t ValueWidth(const TransformerSpec& t);
+// a (d_qk + d_v) / 2: the attention core's FLOPs per token are 4 s x this (QK^T and AV,
+// 2 s a d each); = h for the classic shape, so eq. 3's 4 s h.
+int64_t AttentionCoreWidth(const TransformerSpec& t);
 
 // Ψ: the architecture's count when it has one, else the bare parameter_count.
 int64_t ParameterCount(const ModelSpec& model);

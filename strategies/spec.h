@@ -48,6 +48,37 @@ struct TransformerSpec {
   // Dispatch, expert compute and combine wait for the busiest rank of an ep group, so the
   // step is paced by it: its compute, all-to-all bytes and dispatch buffers scale by this.
   double routing_imbalance = 1.0;
+
+  // ---- shapes of current models (Hugging Face configs); 0 / false keeps the shapes above.
+  // Per-head width of queries, keys and values; 0 = hidden / heads. Qwen3 and Mistral-Nemo
+  // have heads x head_dim != hidden (the projections are h x a d and a d x h).
+  int64_t head_dim = 0;
+  // Biases on the Q, K and V projections only (Qwen2); `biases` puts them everywhere.
+  bool qkv_bias = false;
+  // RMSNorm over each head's queries and keys (Qwen3): 2 head_dim parameters a layer.
+  bool qk_norm = false;
+  // Expert MLP inner size (moe_intermediate_size); 0 = ffn_hidden. ffn_hidden stays the
+  // width of the dense layers of an MoE model.
+  int64_t expert_ffn_hidden = 0;
+  // Experts every token runs besides its top_k routed ones (DeepSeek's shared experts), each
+  // expert_ffn_hidden wide; they are tensor-parallel like a dense MLP, not expert-parallel.
+  int64_t shared_experts = 0;
+  // Heterogeneous MoE models: the first `first_dense_layers` layers have a dense MLP
+  // (DeepSeek's first_k_dense_replace); after them, layer i (0-based) is an MoE layer when
+  // (i + 1) % moe_layer_interval == 0 (Qwen's decoder_sparse_step; 0 or 1 = every layer).
+  int64_t first_dense_layers = 0;
+  int64_t moe_layer_interval = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3) when kv_lora_rank > 0: queries through a
+  // q_lora_rank bottleneck (0 = a direct h x a (nope + rope) projection), keys and values
+  // through a kv_lora_rank latent plus one shared rope key of qk_rope_head_dim; per head,
+  // queries and keys are qk_nope_head_dim + qk_rope_head_dim wide, values v_head_dim.
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  // Rows of the learned position table (GPT-2's n_positions); 0 = seq_len.
+  int64_t position_table = 0;
 };
 
 struct ModelSpec {

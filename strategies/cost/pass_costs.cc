@@ -32,15 +32,20 @@ struct LayerFlops {
 LayerFlops LayerFlopsOf(const TransformerSpec& t, int64_t b, int64_t sc, int64_t tp, bool moe) {
   const int64_t s = t.seq_len;
   const int64_t h = t.hidden;
+  const int64_t core = AttentionCoreWidth(t);  // = h for the classic shapes
   const auto td = static_cast<double>(tp);
   const LayerGemmFlops gemm = LayerGemmFlopsPerToken(t);
   const double tokens = static_cast<double>(b * sc);
   LayerFlops f;
-  f.core = 4.0 * b * sc * s * h / td;
-  f.attention = (tokens * gemm.attention + 4.0 * b * sc * s * h) / td;
+  f.core = 4.0 * b * sc * s * core / td;
+  f.attention = (tokens * gemm.attention + 4.0 * b * sc * s * core) / td;
   // With balanced routing every rank of an ep group receives top_k x cf x its own tokens, so
   // its experts compute that many MLPs / t whatever ep is. The router is counted 1/t per rank.
   f.router = moe ? 2.0 * b * sc * h * static_cast<double>(t.experts) / td : 0.0;
+  // Shared experts run every local token, tensor-parallel, beside the router (before the
+  // dispatch), so they join the router's op.
+  if (moe && t.shared_experts > 0)
+    f.router += static_cast<double>(t.shared_experts) * tokens * gemm.mlp / td;
   f.experts = moe ? MoeBusiestExpertMultiplier(t) * tokens * gemm.mlp / td : 0.0;
   f.layer = moe ? f.attention + f.router + f.experts : f.attention + tokens * gemm.mlp / td;
   f.mlp = f.layer - f.attention;
@@ -155,13 +160,14 @@ PassCosts ComputePassCosts(const TransformerSpec& t, const TrainingSpec& trainin
   c.layer_expert_elements = CeilDiv(CeilDiv(p.layer_experts, c.ep), tp);
   c.layer_elements = CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated + p.layer_router +
                      c.layer_expert_elements;
+  const int64_t shared_elements = CeilDiv(p.layer_shared_experts, tp);
+  c.layer_elements += shared_elements;
   c.vocab_elements = CeilDiv(V * h, tp);
 
   c.io = Bytes::Count(CeilDiv(2 * b * sc * h, split));
   c.tp_buffer = Bytes::Count(2 * b * sc * h);
   c.p2p = Bytes::Count(CeilDiv(2 * b * sc * h, tp));
-  const int64_t kv_width = (t.kv_heads > 0 ? t.kv_heads : t.heads) * (h / t.heads);
-  c.kv = Bytes::Count(2 * b * sc * CeilDiv(kv_width, tp) * 2);
+  c.kv = Bytes::Count(2 * b * sc * (CeilDiv(KeyWidth(t), tp) + CeilDiv(ValueWidth(t), tp)));
   c.all_to_all = c.moe && c.ep > 1 ? Scale(Bytes::Count(CeilDiv(2 * b * sc * h, split)),
                                            MoeBusiestExpertMultiplier(t))
                                    : Bytes::Zero();
@@ -181,7 +187,7 @@ PassCosts ComputePassCosts(const TransformerSpec& t, const TrainingSpec& trainin
   // layers the attention matrices and the replicated norms and biases.
   x.attention =
       c.moe ? (CeilDiv(p.layer_tp_split, tp) + p.layer_tp_replicated) * c.bpp.params : x.params / 3;
-  x.router = p.layer_router * c.bpp.params;
+  x.router = (p.layer_router + shared_elements) * c.bpp.params;
   x.experts = c.layer_expert_elements * c.bpp.params;
   x.io = c.io.count();
   x.kept = c.layer_kept.count();

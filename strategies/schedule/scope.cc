@@ -138,7 +138,9 @@ Status BoundOps(StepContext& c) {
   // exchanges and parts. The step: allocs, optimizer, per part a copy back and an all-gather.
   const int64_t tp = c.tp;
   const int64_t vh = c.model->transformer.vocab * c.model->transformer.hidden;
-  const int64_t most_local = c.max_stage_layers * c.pc.layer_elements + CeilDiv(c.p.embedding, tp) +
+  const int64_t layer_elements =
+      std::max(c.pc.layer_elements, c.mixed ? c.pc_dense.layer_elements : 0);
+  const int64_t most_local = c.max_stage_layers * layer_elements + CeilDiv(c.p.embedding, tp) +
                              CeilDiv(std::max(c.p.head, vh), tp) + c.p.final_norm;
   const int64_t bucket_count = c.t_gather ? 0 : CeilDiv(most_local, c.per_bucket);
   const auto L = static_cast<double>(c.max_stage_layers);

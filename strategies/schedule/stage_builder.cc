@@ -117,8 +117,12 @@ StageBuilder::StageBuilder(const StepContext& ctx, int stage)
                             (p.head == 0 && !first_ ? pc_.vocab_elements : 0)
                       : 0;
   tied_exchange_ = ctx.pp > 1 && p.head == 0 && (first_ || last_);
-  expert_ = stage_layers_ * pc_.layer_expert_elements;
-  local_total_ = stage_layers_ * pc_.layer_elements + embedding_local_ + head_local_;
+  for (int c = 0; c < ctx.v; ++c) {
+    const int64_t l0 = ChunkFirst(c);
+    expert_ += LayerElements(l0, l0 + chunk_layers_, true);
+    local_total_ += LayerElements(l0, l0 + chunk_layers_, false);
+  }
+  local_total_ += embedding_local_ + head_local_;
   dense_ = local_total_ - expert_;
   // Under ep > 1 the dense and expert gradients are bucketed apart (their groups differ);
   // under S* a unit's expert gradients are reduce-scattered with the unit, not bucketed.
@@ -135,6 +139,20 @@ int64_t StageBuilder::ChunkFirst(int c) const {
   return ctx_.strategy->pipeline_stage_layers.empty()
              ? (int64_t{c} * ctx_.pp + stage_) * chunk_layers_
              : split_first_;
+}
+
+// Parameters this rank holds for layers [begin, end), or only their experts' (each layer by
+// its kind in a heterogeneous MoE model).
+int64_t StageBuilder::LayerElements(int64_t begin, int64_t end, bool experts_only) const {
+  if (!ctx_.mixed) {
+    return (end - begin) * (experts_only ? pc_.layer_expert_elements : pc_.layer_elements);
+  }
+  int64_t sum = 0;
+  for (int64_t l = begin; l < end; ++l) {
+    const cost::PassCosts& pc = ctx_.PassOf(l);
+    sum += experts_only ? pc.layer_expert_elements : pc.layer_elements;
+  }
+  return sum;
 }
 
 // Index of a stage layer in per-micro-batch arrays: its position on this stage.
@@ -154,8 +172,8 @@ void StageBuilder::LayOutUnits() {
     for (int64_t l = l0; l < l0 + chunk_layers_; l += ctx_.lpu) {
       const int64_t end = std::min(l0 + chunk_layers_, l + ctx_.lpu);
       units_.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
-                            (end - l) * pc_.layer_elements,
-                            ctx_.split_expert ? (end - l) * pc_.layer_expert_elements : 0});
+                            LayerElements(l, end, false),
+                            ctx_.split_expert ? LayerElements(l, end, true) : 0});
     }
     if (ModelLast(c)) units_.push_back(Unit{0, 0, kOutputLayer, head_local_});
     chunk_units_.emplace_back(begin, static_cast<int32_t>(units_.size()));
@@ -223,7 +241,8 @@ void StageBuilder::ForwardPass(const PipelinePass& ps) {
       for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l) {
         st.act[LocalLayer(l)] = Alloc(
             ctx_.recompute == Recompute::kFull ? MemoryTag::kCheckpoints : MemoryTag::kActivations,
-            MemorySpace::kDevice, pc_.layer_kept, Stream::kCompute, Phase::kForward, l, mb);
+            MemorySpace::kDevice, ctx_.PassOf(l).layer_kept, Stream::kCompute, Phase::kForward, l,
+            mb);
         ForwardLayer(l, u, mb, l == unit.layer_begin ? gate : -1, f);
       }
     }
@@ -239,8 +258,8 @@ void StageBuilder::ForwardPass(const PipelinePass& ps) {
 // A layer's forward: attention, then the MLP (dense) or router and experts (MoE); under tp
 // each block is wrapped in its tp collectives, under cp the attention runs in parts.
 void StageBuilder::ForwardLayer(int32_t l, int32_t u, int32_t mb, int32_t gate, Flow& f) {
-  const cost::LayerPass& pass = pc_.forward;
-  if (ctx_.moe) {
+  const cost::LayerPass& pass = ctx_.PassOf(l).forward;
+  if (ctx_.MoeAt(l)) {
     const Op attn = ComputeOp(Phase::kForward, l, u, mb, pass.attention);
     if (ctx_.tp == 1) {
       f.last = Attention(attn, gate, f.chain);
@@ -336,26 +355,27 @@ void StageBuilder::BackwardPass(const PipelinePass& ps) {
 // the last backward-weight op.
 int32_t StageBuilder::BackwardLayers(const Unit& unit, int32_t u, int32_t gate, MicroBatch& st,
                                      int32_t mb, int32_t& chain, int32_t& input_grad) {
-  const int64_t expert_elements = pc_.layer_expert_elements;
-  const int64_t dense_grads =
-      ctx_.split_expert ? pc_.layer_elements - expert_elements : pc_.layer_elements;
   int32_t last_op = -1;
   for (int32_t l = unit.layer_end - 1; l >= unit.layer_begin; --l) {
+    const cost::PassCosts& pc = ctx_.PassOf(l);
+    const int64_t expert_elements = pc.layer_expert_elements;
+    const int64_t dense_grads =
+        ctx_.split_expert ? pc.layer_elements - expert_elements : pc.layer_elements;
     const int32_t first_dep = l == unit.layer_end - 1 ? gate : -1;
     int32_t rebuilt = -1;
     int32_t rebuilt_by = -1;  // full recompute under tp: its closing collective
     if (ctx_.recompute != Recompute::kNone) {
       // Recompute restarts from what the layer kept (full: its input, which is also the first
       // LayerNorm's input, one of the 34 s b h), so it rebuilds only the rest.
-      rebuilt = Alloc(MemoryTag::kActivations, MemorySpace::kDevice,
-                      pc_.layer_full - pc_.layer_kept, Stream::kCompute, Phase::kRecompute, l, mb);
+      rebuilt = Alloc(MemoryTag::kActivations, MemorySpace::kDevice, pc.layer_full - pc.layer_kept,
+                      Stream::kCompute, Phase::kRecompute, l, mb);
       rebuilt_by = RecomputeLayer(l, u, mb, first_dep);
     }
     const int32_t input_gate = ctx_.recompute == Recompute::kNone ? first_dep : -1;
     input_grad = BackwardInputLayer(l, u, mb, input_gate, rebuilt_by, chain);
     if (!ctx_.t_gather) OpenBuckets(st, false, dense_grads, mb);
     if (ctx_.split_expert) OpenBuckets(st, true, expert_elements, mb);
-    last_op = Add(ComputeOp(Phase::kBackwardWeight, l, u, mb, pc_.backward_weight));
+    last_op = Add(ComputeOp(Phase::kBackwardWeight, l, u, mb, pc.backward_weight));
     Free(rebuilt, Stream::kCompute, Phase::kBackwardWeight);
     Free(st.act[LocalLayer(l)], Stream::kCompute, Phase::kBackwardWeight);
     if (!ctx_.t_gather) Produce(st, false, dense_grads, last_op, u, mb);
@@ -368,11 +388,11 @@ int32_t StageBuilder::BackwardLayers(const Unit& unit, int32_t u, int32_t gate, 
 // recompute rebuilds the attention core from the kept Q, K and V. Returns the closing
 // collective the backward must wait for (-1 when the compute stream orders them).
 int32_t StageBuilder::RecomputeLayer(int32_t l, int32_t u, int32_t mb, int32_t gate) {
-  const cost::LayerPass& again = pc_.recompute_pass;
+  const cost::LayerPass& again = ctx_.PassOf(l).recompute_pass;
   const bool full = ctx_.recompute == Recompute::kFull;
   int32_t rebuilt_by = -1;
   int32_t work = -1;
-  if (ctx_.moe && full) {
+  if (ctx_.MoeAt(l) && full) {
     const Op attn = ComputeOp(Phase::kRecompute, l, u, mb, again.attention);
     if (ctx_.tp > 1) {
       rebuilt_by = TpBlock(attn, gate, -1, &work, true);
@@ -398,11 +418,11 @@ int32_t StageBuilder::RecomputeLayer(int32_t l, int32_t u, int32_t mb, int32_t g
 // reads. Returns the op producing the layer's input gradient; `chain` is updated.
 int32_t StageBuilder::BackwardInputLayer(int32_t l, int32_t u, int32_t mb, int32_t gate,
                                          int32_t rebuilt_by, int32_t& chain) {
-  const cost::LayerPass& back = pc_.backward_input;
+  const cost::LayerPass& back = ctx_.PassOf(l).backward_input;
   // Both are on the comm stream: the later one ends after the other.
   const int32_t after = std::max(chain, rebuilt_by);
   int32_t work = -1;
-  if (ctx_.moe) {
+  if (ctx_.MoeAt(l)) {
     const Op attn = ComputeOp(Phase::kBackwardInput, l, u, mb, back.attention);
     const auto [router, experts] = MoeOps(back, Phase::kBackwardInput, l, u, mb);
     chain = MoeBlock(router, experts, gate, after, &work);

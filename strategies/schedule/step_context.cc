@@ -101,6 +101,9 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   c.moe = t.experts > 1;
   c.recompute = plan.effective_recompute;
   c.pc = cost::ComputePassCosts(t, training, mesh, c.recompute, c.sp);
+  c.mixed = HasMixedLayers(t);
+  if (c.mixed)
+    c.pc_dense = cost::ComputePassCosts(DenseLayerOf(t), training, mesh, c.recompute, c.sp);
   // Pipeline parallelism: stage i holds L / p layers in v chunks of L / (p v); chunk c of
   // stage i is virtual stage c p + i (Megatron-LM's interleaved assignment).
   c.v = c.pp > 1 && training.pipeline_schedule == PipelineSchedule::kInterleaved1F1B

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "base/units.h"
 #include "sim/collectives/registry.h"
 #include "sim/network/network_model.h"
+#include "sim/scenario/internal/hf_config.h"
 #include "sim/scenario/internal/overrides.h"
 #include "strategies/presets.h"
 #include "topology/mesh.h"
@@ -643,24 +645,101 @@ class Resolver {
   }
 
   // ------------------------------------------------------------------------------- model
-  void ResolveModel() {
+  // A Hugging Face config's path is relative to the scenario file (to the working directory
+  // when the scenario is not a file).
+  std::string HfConfigPath(const std::string& written) const {
+    std::filesystem::path path(written);
+    if (path.is_absolute()) return written;
+    std::error_code ec;
+    const std::filesystem::path scenario(name_);
+    if (std::filesystem::is_regular_file(scenario, ec))
+      return (scenario.parent_path() / path).lexically_normal().string();
+    return written;
+  }
+
+  // The model the document's fields start from: a preset, a Hugging Face config, or nothing.
+  // False when that base is in error (reported).
+  bool ResolveModelBase() {
     const pb::Model& m = doc_.model();
     strategies::ModelSpec& model = out_.model;
-    strategies::TransformerSpec& t = model.transformer;
+    if (m.has_preset() && m.has_hf_config()) {
+      problems_.Add("model.hf_config", Quote(m.hf_config()),
+                    "set either model.preset or model.hf_config, not both");
+      return false;
+    }
     if (m.has_preset()) {
       const strategies::ModelSpec* preset = strategies::FindModelPreset(m.preset());
       if (preset == nullptr) {
         problems_.Add("model.preset", Quote(m.preset()),
                       "unknown model preset; valid: " + JoinNames(strategies::ModelPresetNames()));
-        return;
+        return false;
       }
       model = *preset;
+    } else if (m.has_hf_config()) {
+      StatusOr<strategies::ModelSpec> read = ReadHfConfig(HfConfigPath(m.hf_config()));
+      if (!read.ok()) {
+        problems_.Add("model.hf_config", Quote(m.hf_config()), read.status().message());
+        return false;
+      }
+      model = *std::move(read);
+      if (!m.has_seq_len()) {
+        problems_.Add("model.seq_len", kUnset,
+                      "required beside model.hf_config (the config's max_position_embeddings is "
+                      "the longest context, not the training length); " +
+                          Between(1, 100'000'000));
+      }
     } else {
       model = strategies::ModelSpec{};
       model.name = "custom";
     }
+    return true;
+  }
+
+  // The fields of current models' shapes (HF configs), over the base's.
+  void ResolveModelShapeFields(const pb::Model& m, strategies::TransformerSpec& t) {
+    if (m.has_head_dim()) t.head_dim = m.head_dim();
+    if (m.has_qkv_bias()) t.qkv_bias = m.qkv_bias();
+    if (m.has_qk_norm()) t.qk_norm = m.qk_norm();
+    if (m.has_expert_ffn_hidden()) t.expert_ffn_hidden = m.expert_ffn_hidden();
+    if (m.has_shared_experts()) t.shared_experts = m.shared_experts();
+    if (m.has_first_dense_layers()) t.first_dense_layers = m.first_dense_layers();
+    if (m.has_moe_layer_interval()) t.moe_layer_interval = m.moe_layer_interval();
+    if (m.has_q_lora_rank()) t.q_lora_rank = m.q_lora_rank();
+    if (m.has_kv_lora_rank()) t.kv_lora_rank = m.kv_lora_rank();
+    if (m.has_qk_rope_head_dim()) t.qk_rope_head_dim = m.qk_rope_head_dim();
+    if (m.has_qk_nope_head_dim()) t.qk_nope_head_dim = m.qk_nope_head_dim();
+    if (m.has_v_head_dim()) t.v_head_dim = m.v_head_dim();
+    InRange("model.head_dim", t.head_dim, 0, 100'000);
+    InRange("model.expert_ffn_hidden", t.expert_ffn_hidden, 0, 100'000'000);
+    InRange("model.shared_experts", t.shared_experts, 0, 100'000);
+    InRange("model.first_dense_layers", t.first_dense_layers, 0, 100'000);
+    InRange("model.moe_layer_interval", t.moe_layer_interval, 0, 100'000);
+    InRange("model.q_lora_rank", t.q_lora_rank, 0, 10'000'000);
+    if (InRange("model.kv_lora_rank", t.kv_lora_rank, 0, 10'000'000) && t.kv_lora_rank > 0) {
+      // Multi-head latent attention needs its per-head widths.
+      const std::pair<const char*, int64_t> widths[] = {
+          {"model.qk_rope_head_dim", t.qk_rope_head_dim},
+          {"model.qk_nope_head_dim", t.qk_nope_head_dim},
+          {"model.v_head_dim", t.v_head_dim}};
+      for (const auto& [path, v] : widths) {
+        if (v == 0) {
+          problems_.Add(path, kUnset,
+                        "required with model.kv_lora_rank > 0 (multi-head latent attention); " +
+                            Between(1, 100'000));
+        } else {
+          InRange(path, v, 1, 100'000);
+        }
+      }
+    }
+  }
+
+  void ResolveModel() {
+    const pb::Model& m = doc_.model();
+    strategies::ModelSpec& model = out_.model;
+    strategies::TransformerSpec& t = model.transformer;
+    if (!ResolveModelBase()) return;
     bool arch_written = m.has_layers() || m.has_hidden() || m.has_heads() || m.has_kv_heads() ||
-                        m.has_ffn_hidden() || m.has_vocab() || m.has_seq_len();
+                        m.has_ffn_hidden() || m.has_vocab() || m.has_seq_len() || m.has_hf_config();
     if (m.has_layers()) t.layers = m.layers();
     if (m.has_hidden()) t.hidden = m.hidden();
     if (m.has_heads()) t.heads = m.heads();
@@ -675,7 +754,10 @@ class Resolver {
     if (m.has_capacity_factor()) t.capacity_factor = m.capacity_factor();
     if (m.has_routing_imbalance()) t.routing_imbalance = m.routing_imbalance();
     if (m.has_parameter_count()) model.parameter_count = m.parameter_count();
+    ResolveModelShapeFields(m, t);
     if (m.has_preset()) NoteOverrides(&model.description, SetFieldNames(m, {"preset"}));
+    if (m.has_hf_config())
+      NoteOverrides(&model.description, SetFieldNames(m, {"hf_config", "seq_len"}));
 
     if (!m.has_preset() && !arch_written && !m.has_parameter_count()) {
       problems_.Add("model", kUnset,

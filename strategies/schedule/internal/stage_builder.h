@@ -62,6 +62,10 @@ struct StepContext {
   ParameterBreakdown p;
   StateBytes bpp;
   cost::PassCosts pc;  // the work of every compute op and the activation buffers
+  // A heterogeneous MoE model's dense layers (first_dense_layers, moe_layer_interval): their
+  // own work and buffers, from the same attention with a dense MLP (DenseLayerOf).
+  bool mixed = false;
+  cost::PassCosts pc_dense;
 
   int64_t dp = 1, tp = 1, cp = 1, ep = 1;
   int pp = 1;
@@ -97,6 +101,9 @@ struct StepContext {
   Mode mode(State st) const;
   MemorySpace target(State st) const;  // where an offloaded state lives
   int64_t LayersOn(int stage) const;
+  // The work of layer `l` (0-based, model-wide) and whether it is an MoE layer.
+  bool MoeAt(int64_t l) const { return moe && (!mixed || IsMoeLayer(model->transformer, l)); }
+  const cost::PassCosts& PassOf(int64_t l) const { return mixed && !MoeAt(l) ? pc_dense : pc; }
 };
 
 // REQUIRES: CheckScope passed for the same inputs. O(pp).
@@ -175,6 +182,7 @@ class StageBuilder {
   void LayOutUnits();
   int64_t ChunkFirst(int c) const;
   size_t LocalLayer(int32_t l) const;
+  int64_t LayerElements(int64_t begin, int64_t end, bool experts_only) const;
   bool ModelFirst(int chunk) const { return first_ && chunk == 0; }
   bool ModelLast(int chunk) const { return last_ && chunk == ctx_.v - 1; }
   void ForwardPass(const PipelinePass& ps);
