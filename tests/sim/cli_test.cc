@@ -302,7 +302,7 @@ TEST(SimulateCommand, ATraceToADirectorySaysSoAndWritesNothing) {
   Result r = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--trace", dir});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("it is a directory"));
-  EXPECT_FALSE(std::filesystem::exists(dir + ".tmp"));
+  EXPECT_FALSE(cli_test::LeftTemporary(dir));
 }
 
 TEST(CompareAndMerge, ADirectoryIsBadInputNotAnInternalError) {
@@ -325,7 +325,7 @@ TEST(TopologyCommand, WritesTheDotFileAndASummary) {
   std::stringstream contents;
   contents << f.rdbuf();
   EXPECT_THAT(contents.str(), HasSubstr("digraph"));
-  EXPECT_FALSE(std::filesystem::exists(dot + ".tmp"));
+  EXPECT_FALSE(cli_test::LeftTemporary(dot));
 }
 
 TEST(TopologyCommand, JsonCountsEveryGpu) {
