@@ -23,14 +23,20 @@
 #include <utility>
 #include <vector>
 
+#include "placesim/json.h"
 #include "placesim/placesim.h"
-#include "python/results.h"
 #include "strategies/report.h"
 
 namespace py = pybind11;
 
 namespace placesim::python {
 namespace {
+
+using Json = nlohmann::ordered_json;
+using api::CompareJson;
+using api::SearchJson;
+using api::SimulationJson;
+using api::SweepJson;
 
 // A loaded scenario as Python sees it: the facade's source and the name its results quote.
 struct PyScenario {

@@ -3,14 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <memory>
 #include <sstream>
-#include <system_error>
 
 #include "base/errors.h"
+#include "traces/atomic_output_file.h"
 
 namespace placesim::sim {
 
@@ -73,37 +70,10 @@ std::string CsvField(const std::string& s) {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  // A directory would only fail at the rename, after the temporary file was written next to
-  // it; say what is wrong instead.
-  std::error_code probe;
-  if (std::filesystem::is_directory(path, probe)) {
-    return InvalidArgumentError(fmt::format("cannot write \"{}\": it is a directory", path));
-  }
-  std::string tmp = path + ".tmp";
-  {
-    errno = 0;
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      return InvalidArgumentError(fmt::format("cannot write \"{}\": cannot create \"{}\": {}", path,
-                                              tmp, std::strerror(errno)));
-    }
-    f << content;
-    f.flush();
-    if (!f) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return InvalidArgumentError(fmt::format("failed writing \"{}\"", tmp));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    // A separate code: the removal's success must not replace the rename's reason.
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    return InvalidArgumentError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
-  }
-  return OkStatus();
+  ASSIGN_OR_RETURN(std::unique_ptr<traces::AtomicOutputFile> file,
+                   traces::AtomicOutputFile::Create(path));
+  file->stream() << content;
+  return file->Commit();
 }
 
 }  // namespace placesim::sim

@@ -43,8 +43,8 @@ int ReportError(std::ostream& err, const std::string& prefix, const Status& stat
 // A CSV field, quoted (with doubled quotes) only when it holds a comma, quote or newline.
 std::string CsvField(const std::string& s);
 
-// Writes `content` to `path` through `path.tmp` and a rename, so a failed run never leaves
-// a half-written file behind.
+// Writes `content` to `path` through a traces::AtomicOutputFile (a temporary next to it,
+// renamed over it), so a failed run never leaves a half-written file behind; its messages.
 Status WriteFileAtomically(const std::string& path, const std::string& content);
 
 }  // namespace placesim::sim

@@ -21,6 +21,7 @@
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "placesim/json.h"
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/compare.h"
@@ -140,120 +141,11 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 }
 
 // ------------------------------------------------------------------------------ simulate
-// A role's stream times and memory figures, as the keys of `simulate --format json`: at the
-// top level when the step has one role, in each entry of "roles" when it has several (the
-// p2p stream only there: one role has no pipeline sends).
-void AddRoleTimes(const RoleResult& role, bool with_p2p, nlohmann::ordered_json& j) {
-  j["peak_memory_bytes"] = role.peak_memory.count();
-  j["capacity_bytes"] = role.capacity.count();
-  j["compute_s"] = role.compute_busy.ToSeconds();
-  j["comm_s"] = role.comm_busy.ToSeconds();
-  j["exposed_comm_s"] = role.exposed_comm.ToSeconds();
-  if (with_p2p) j["p2p_s"] = role.p2p_busy.ToSeconds();
-  j["copy_s"] = role.copy_busy.ToSeconds();
-  j["host_s"] = role.host_busy.ToSeconds();
-  j["idle_s"] = role.idle.ToSeconds();
-}
-
-nlohmann::ordered_json RoleCommJson(const RoleResult& role) {
-  nlohmann::ordered_json comm;
-  comm["bytes_per_device_per_step"] = role.comm_bytes().count();
-  nlohmann::ordered_json kinds;
-  for (int k = 0; k < kNumCollectiveKinds; ++k) {
-    if (role.collective_calls[k] == 0) continue;
-    kinds[strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k))] = {
-        {"calls", role.collective_calls[k]}, {"bytes", role.collective_bytes[k].count()}};
-  }
-  comm["by_kind"] = std::move(kinds);
-  nlohmann::ordered_json algorithms;
-  for (int k = 0; k < kNumCollectiveKinds; ++k) {
-    for (size_t alg = 0; alg < role.algorithm_calls[k].size(); ++alg) {
-      int64_t calls = role.algorithm_calls[k][alg];
-      if (calls == 0) continue;
-      algorithms[strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k))]
-                [role.algorithm_names[alg]] = calls;
-    }
-  }
-  comm["algorithms"] = std::move(algorithms);
-  return comm;
-}
-
-nlohmann::ordered_json RoleMemoryJson(const RoleResult& role) {
-  nlohmann::ordered_json live;
-  for (int t = 0; t < kNumMemoryTags; ++t) {
-    if (role.live_at_peak[t].count() == 0) continue;
-    live[strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t))] =
-        role.live_at_peak[t].count();
-  }
-  return {{"peak_bytes", role.peak_memory.count()},
-          {"peak_at_s", role.peak_at.ToSeconds()},
-          {"live_at_peak_bytes", std::move(live)},
-          {"peak_host_bytes", role.peak_host_memory.count()},
-          {"peak_nvme_bytes", role.peak_nvme.count()}};
-}
-
 // The role with the highest device-memory peak (the first of equal ones).
 const RoleResult& PeakMemoryRole(const SimResult& r) {
   return *std::max_element(
       r.roles.begin(), r.roles.end(),
       [](const RoleResult& a, const RoleResult& b) { return a.peak_memory < b.peak_memory; });
-}
-
-// One role: its figures at the top level (the layout scripts have always read). Several (one
-// per pipeline stage): the step's figures at the top level, with the highest memory peak, and
-// each role's under "roles".
-nlohmann::ordered_json SimulationJson(const SimResult& r) {
-  const bool single = r.roles.size() == 1;
-  nlohmann::ordered_json j;
-  j["step_time_s"] = r.step_time.ToSeconds();
-  j["mfu"] = r.mfu;
-  j["hfu"] = r.hfu;
-  j["tokens_per_second"] = r.tokens_per_second;
-  if (single) {
-    AddRoleTimes(r.roles.front(), /*with_p2p=*/false, j);
-    j["comm"] = RoleCommJson(r.roles.front());
-  } else {
-    const RoleResult& peak = PeakMemoryRole(r);
-    j["peak_memory_bytes"] = peak.peak_memory.count();
-    j["capacity_bytes"] = peak.capacity.count();
-    nlohmann::ordered_json roles = nlohmann::ordered_json::array();
-    for (const RoleResult& role : r.roles) {
-      nlohmann::ordered_json e;
-      e["role"] = role.role;
-      e["stage"] = role.stage;
-      e["ranks"] = role.ranks;
-      e["simulated_rank"] = role.simulated_rank;
-      e["step_time_s"] = role.step_time.ToSeconds();
-      AddRoleTimes(role, /*with_p2p=*/true, e);
-      e["comm"] = RoleCommJson(role);
-      e["memory"] = RoleMemoryJson(role);
-      roles.push_back(std::move(e));
-    }
-    j["roles"] = std::move(roles);
-  }
-  nlohmann::ordered_json links = nlohmann::ordered_json::array();
-  for (const LinkKindStats& l : r.links) {
-    links.push_back({{"kind", topology::LinkKindName(l.kind)},
-                     {"links", l.links},
-                     {"links_used", l.links_used},
-                     {"bytes", l.bytes.count()},
-                     {"busy_max_s", l.busy_max.ToSeconds()},
-                     {"busy_avg_s", l.busy_avg.ToSeconds()},
-                     {"utilization_max", l.utilization_max},
-                     {"utilization_avg", l.utilization_avg},
-                     {"peak_flows", l.peak_flows}});
-  }
-  j["links"] = std::move(links);
-  if (single) j["memory"] = RoleMemoryJson(r.roles.front());
-  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
-  for (const auto& f : r.findings) {
-    findings.push_back({{"severity", strategies::SeverityName(f.severity)},
-                        {"rule", f.rule},
-                        {"message", f.message},
-                        {"fix", f.fix}});
-  }
-  j["findings"] = std::move(findings);
-  return j;
 }
 
 // One header row and one row per rank role; times in seconds, sizes in bytes.
@@ -293,9 +185,8 @@ std::string CollectiveKindLines(const RoleResult& role, std::string_view indent,
     std::string algorithms;
     for (size_t alg = 0; alg < role.algorithm_calls[k].size(); ++alg) {
       if (role.algorithm_calls[k][alg] == 0) continue;
-      algorithms +=
-          fmt::format("{}{} {}", algorithms.empty() ? "" : ", ", role.algorithm_calls[k][alg],
-                      role.algorithm_names[alg]);
+      algorithms += fmt::format("{}{} {}", algorithms.empty() ? "" : ", ",
+                                role.algorithm_calls[k][alg], role.algorithm_names[alg]);
     }
     out += fmt::format("{}{:<{}} {} calls, {} ({})\n", indent,
                        strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k)),
@@ -455,7 +346,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (!written.ok()) return ReportError(err, "simulate --trace", written);
   }
   if (a.format == "json") {
-    out << SimulationJson(*result).dump(2) << "\n";
+    out << api::SimulationJson(*result).dump(2) << "\n";
   } else if (a.format == "csv") {
     out << SimulationCsv(*result);
   } else {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "placesim/json.h"
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
@@ -23,46 +24,10 @@ namespace placesim::sim {
 namespace {
 
 namespace po = boost::program_options;
-using Json = nlohmann::ordered_json;
-
-// A metric's value as JSON writes it; null when the side is missing.
-Json ValueJson(const std::optional<study::MetricValue>& v) {
-  if (!v) return nullptr;
-  return std::visit([](auto x) { return Json(x); }, *v);
-}
 
 std::string FormatRelative(const std::optional<double>& r) {
   if (!r) return "new";
   return fmt::format("{:+.2f}%", 100.0 * *r);
-}
-
-std::string CompareJson(const study::Comparison& c, const std::vector<std::string>& files,
-                        double threshold) {
-  Json j;
-  j["kind"] = "compare";
-  j["result_kind"] = study::ResultKindName(c.kind);
-  j["baseline"] = files[0];
-  j["current"] = files[1];
-  j["threshold"] = threshold;
-  j["regressed"] = c.regressed;
-  j["improved"] = c.improved;
-  j["changed"] = c.changed;
-  j["within_threshold"] = c.within_threshold;
-  j["unchanged"] = c.unchanged;
-  j["removed"] = c.removed;
-  j["added"] = c.added;
-  Json list = Json::array();
-  for (const auto& r : c.changes) {
-    Json e;
-    e["metric"] = r.metric;
-    e["verdict"] = study::VerdictName(r.verdict);
-    e["baseline"] = ValueJson(r.baseline);
-    e["current"] = ValueJson(r.current);
-    e["relative"] = r.relative ? Json(*r.relative) : Json(nullptr);
-    list.push_back(std::move(e));
-  }
-  j["metrics"] = std::move(list);
-  return j.dump(2) + "\n";
 }
 
 // One aligned row per change: metric, baseline, current, delta, relative, verdict.
@@ -73,10 +38,10 @@ std::string CompareTable(const study::Comparison& c) {
   for (const auto& r : c.changes) {
     const bool one_sided = !r.baseline || !r.current;
     const bool boolean = r.baseline && std::holds_alternative<bool>(*r.baseline);
-    cells.push_back({r.metric, r.baseline ? ValueJson(r.baseline).dump() : "-",
-                     r.current ? ValueJson(r.current).dump() : "-", r.delta.empty() ? "-" : r.delta,
-                     one_sided || boolean ? "-" : FormatRelative(r.relative),
-                     study::VerdictName(r.verdict)});
+    cells.push_back(
+        {r.metric, r.baseline ? api::MetricValueJson(r.baseline).dump() : "-",
+         r.current ? api::MetricValueJson(r.current).dump() : "-", r.delta.empty() ? "-" : r.delta,
+         one_sided || boolean ? "-" : FormatRelative(r.relative), study::VerdictName(r.verdict)});
   }
   std::vector<size_t> width(cells[0].size(), 0);
   for (const auto& row : cells) {
@@ -138,7 +103,7 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out, std::ost
     return kExitBadInput;
   }
   if (format == "json") {
-    out << CompareJson(*c, files, *threshold);
+    out << api::CompareJson(*c, files[0], files[1], *threshold).dump(2) << "\n";
   } else {
     out << fmt::format("compare {} -> {} ({}), threshold {}\n", files[0], files[1],
                        study::ResultKindName(c->kind), threshold_text);

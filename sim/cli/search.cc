@@ -17,6 +17,7 @@
 #include "base/errors.h"
 #include "base/status.h"
 #include "base/units.h"
+#include "placesim/json.h"
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
@@ -40,67 +41,6 @@ struct SearchArgs {
   std::string export_to;  // --export: a framework name, or "" for none
   std::string output;     // -o: where the export goes
 };
-
-std::string ScheduleText(const strategies::Candidate& c) {
-  if (c.mesh.pp == 1) return "-";
-  std::string s = strategies::PipelineScheduleName(c.schedule);
-  if (c.virtual_stages > 1) s += fmt::format(" x{}", c.virtual_stages);
-  return s;
-}
-
-// The knobs only the exhaustive space searches, as the row's tier 2 runs them.
-struct Effective {
-  bool flash_attention = false;
-  bool tp_comm_overlap = false;
-  Bytes gradient_bucket;
-  const topology::ClusterSpec* cluster = nullptr;
-};
-
-Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::RankedCandidate& best,
-             const Effective* extra) {
-  const ScreenedCandidate& s = row.screened;
-  const strategies::Candidate& c = s.candidate;
-  Json j;
-  j["rank"] = rank;
-  j["strategy"] = strategies::CandidateLabel(c);
-  j["preset"] = c.preset;
-  j["dp"] = c.mesh.dp;
-  j["tp"] = c.mesh.tp;
-  j["pp"] = c.mesh.pp;
-  j["cp"] = c.mesh.cp;
-  j["ep"] = c.mesh.ep;
-  j["pipeline_schedule"] = ScheduleText(c);
-  j["micro_batch"] = c.micro_batch;
-  j["recompute"] = strategies::RecomputeName(c.recompute);
-  j["sequence_parallel"] = c.sequence_parallel && c.mesh.tp > 1;
-  if (extra != nullptr) {
-    j["flash_attention"] = c.flash_attention.value_or(extra->flash_attention);
-    j["tp_comm_overlap"] = c.mesh.tp > 1 && c.tp_comm_overlap.value_or(extra->tp_comm_overlap);
-    // "-" where gradients are not bucketed (one data-parallel rank, or synced per unit).
-    StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, *extra->cluster);
-    const Bytes bucket = strategies::CandidateBucket(c, extra->gradient_bucket);
-    j["gradient_bucket"] = !strategy.ok() || !strategies::UsesGradientBuckets(*strategy)
-                               ? std::string("-")
-                           : bucket == strategies::kWholeGradientBucket ? std::string("whole")
-                                                                        : ToString(bucket);
-  }
-  j["step_time_s"] = row.step().ToSeconds();
-  j["source"] = row.simulated_step ? "simulated" : "estimated";
-  j["estimated_step_time_s"] = s.estimate.total.ToSeconds();
-  j["memory_bytes"] = s.memory.count();
-  j["headroom_bytes"] = s.headroom().count();
-  j["mfu"] = row.simulated_step ? row.simulated_mfu : s.estimate.mfu;
-  j["vs_best"] = &row == &best ? std::string("best")
-                               : strategies::DominantCostVsBest(s.estimate, best.screened.estimate);
-  Json parts = Json::object();
-  for (int i = 0; i < strategies::kNumCostParts; ++i) {
-    parts[strategies::CostPartName(static_cast<strategies::CostPart>(i))] =
-        s.estimate.parts[static_cast<size_t>(i)].ToSeconds();
-  }
-  j["estimate_breakdown_s"] = std::move(parts);
-  j["simulation_error"] = row.simulation_error.empty() ? Json(nullptr) : Json(row.simulation_error);
-  return j;
-}
 
 // Columns of the table and CSV: the row's key and the table's heading.
 struct Column {
@@ -253,30 +193,6 @@ std::optional<Scenario> LoadSearchInput(const SearchArgs& a, std::ostream& err) 
   return *std::move(scenario);
 }
 
-// The document every format renders: the statistics and the best --top rows.
-Json SearchJson(const SearchArgs& a, const Scenario& scenario, const study::SearchStudy& r) {
-  const strategies::SearchStats& stats = r.stats;
-  Json doc;
-  doc["scenario"] = a.path;
-  if (a.request.space != "default") doc["space"] = a.request.space;
-  doc["fix"] = a.request.fixes;
-  doc["candidates"] = stats.candidates;
-  doc["pruned"] = stats.pruned;
-  doc["analyzed"] = stats.analyzed;
-  doc["feasible"] = stats.feasible;
-  doc["simulate_top"] = a.request.simulate_top;
-  doc["simulated"] = r.simulated;
-  const Effective effective{scenario.training.flash_attention, scenario.simulation.tp_comm_overlap,
-                            scenario.simulation.gradient_bucket_size, &scenario.cluster};
-  const Effective* extra = a.request.space == "default" ? nullptr : &effective;
-  Json list = Json::array();
-  for (size_t i = 0; i < r.ranked.size(); ++i) {
-    list.push_back(RowJson(r.ranked[i], static_cast<int64_t>(i) + 1, r.ranked.front(), extra));
-  }
-  doc["rows"] = std::move(list);
-  return doc;
-}
-
 }  // namespace
 
 int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -318,7 +234,7 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const int code = WriteExport(*best, a.export_to, a.output, "search --export", out, err);
     if (code != kExitOk || a.output.empty()) return code;
   }
-  out << Render(SearchJson(a, *scenario, *result), a.format,
+  out << Render(api::SearchJson(*result, a.request, *scenario, a.path), a.format,
                 scenario->model.transformer.experts > 1);
   return kExitOk;
 }

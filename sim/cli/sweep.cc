@@ -25,6 +25,7 @@
 #include "base/errors.h"
 #include "base/status.h"
 #include "base/units.h"
+#include "placesim/json.h"
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
@@ -38,8 +39,8 @@ namespace {
 namespace po = boost::program_options;
 using Json = nlohmann::ordered_json;
 
-constexpr const char* kSweepKind = "sweep";
-constexpr int kSweepVersion = 1;
+using api::kSweepKind;
+using api::kSweepVersion;
 
 struct SweepArgs {
   std::string path;
@@ -61,60 +62,6 @@ void DrawProgress(std::ostream& err, int64_t done, int64_t total, double elapsed
   err << fmt::format("\r[{}{}] {}/{} points  {:.1f} s, ETA {}   ", std::string(filled, '#'),
                      std::string(kWidth - filled, '.'), done, total, elapsed_s, eta)
       << std::flush;
-}
-
-template <typename T, typename F>
-Json OrNull(const std::optional<T>& v, F f) {
-  return v ? Json(f(*v)) : Json(nullptr);
-}
-
-// The point's row, every key present in a fixed order (null where not computed).
-Json PointJson(const study::SweepPoint& point, const std::vector<study::VaryAxis>& axes,
-               bool simulate) {
-  auto same = [](auto v) { return v; };
-  auto bytes = [](Bytes b) { return b.count(); };
-  auto seconds = [](Duration d) { return d.ToSeconds(); };
-  Json p;
-  p["index"] = point.index;
-  Json values = Json::object();
-  for (size_t a = 0; a < axes.size(); ++a) values[axes[a].field] = point.values[a];
-  p["values"] = std::move(values);
-  p["status"] = point.ok ? "ok" : "error";
-  p["fits"] = OrNull(point.fits, same);
-  p["memory_total_bytes"] = OrNull(point.memory_total, bytes);
-  p["comm_bytes_per_device_per_step"] = OrNull(point.comm_per_device_per_step, bytes);
-  p["correctness_ok"] = OrNull(point.correctness_ok, same);
-  if (simulate) {
-    p["step_time_s"] = OrNull(point.step_time, seconds);
-    p["mfu"] = OrNull(point.mfu, same);
-    p["tokens_per_second"] = OrNull(point.tokens_per_second, same);
-    p["sim_peak_memory_bytes"] = OrNull(point.sim_peak_memory, bytes);
-    p["exposed_comm_s"] = OrNull(point.exposed_comm, seconds);
-  }
-  p["error"] = point.ok ? Json(nullptr) : Json(point.error);
-  return p;
-}
-
-// The document `--format json` prints; the table and CSV are rendered from it too.
-Json SweepJson(const api::SweepResult& r, const SweepArgs& a) {
-  Json doc;
-  doc["kind"] = kSweepKind;
-  doc["version"] = kSweepVersion;
-  doc["fingerprint"] = r.fingerprint;
-  doc["scenario"] = a.path;
-  doc["mode"] = a.mode;
-  doc["network"] = a.network;
-  doc["set"] = a.sets;
-  Json vary = Json::array();
-  for (const auto& axis : r.axes) vary.push_back({{"field", axis.field}, {"values", axis.values}});
-  doc["vary"] = std::move(vary);
-  doc["total_points"] = r.total_points;
-  doc["shard"] = {{"index", r.shard.index}, {"count", r.shard.count}};
-  Json list = Json::array();
-  const bool simulate = r.mode == study::SweepMode::kSimulate;
-  for (const auto& p : r.points) list.push_back(PointJson(p, r.axes, simulate));
-  doc["points"] = std::move(list);
-  return doc;
 }
 
 // ------------------------------------------------------------------------ rendering
@@ -328,7 +275,8 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return kExitBadInput;
   }
   if (progress) err << "\n";
-  out << Render(SweepJson(*result, a), a.format);
+  // The document `--format json` prints; the table and CSV are rendered from it too.
+  out << Render(api::SweepJson(*result, a.path, a.sets, a.network), a.format);
   if (const int64_t failed = result->failed(); failed > 0) {
     err << fmt::format("placesim sweep: {} of {} points failed (see their error)\n", failed,
                        result->points.size());

@@ -27,11 +27,7 @@ int32_t StageBuilder::Send(State state, Phase phase, int32_t peer, int32_t mb, i
 
 // The receive that the pass's first compute waits for (matched by MatchReceives).
 int32_t StageBuilder::Recv(State state, Phase phase, int32_t peer, int32_t mb, int32_t chunk) {
-  Op op;
-  op.kind = OpKind::kRecv;
-  op.stream = Stream::kCompute;
-  op.phase = phase;
-  op.micro_batch = mb;
+  Op op = NewOp(OpKind::kRecv, Stream::kCompute, phase, mb);
   op.chunk = chunk;
   op.state = state;
   op.peer_stage = peer;

@@ -13,14 +13,19 @@ namespace placesim::strategies::schedule_internal {
 
 using cost::CeilDiv;
 
-Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, const cost::Work& work) {
+Op NewOp(OpKind kind, Stream stream, Phase phase, int32_t mb) {
   Op op;
-  op.kind = OpKind::kCompute;
-  op.stream = Stream::kCompute;
+  op.kind = kind;
+  op.stream = stream;
   op.phase = phase;
+  op.micro_batch = mb;
+  return op;
+}
+
+Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, const cost::Work& work) {
+  Op op = NewOp(OpKind::kCompute, Stream::kCompute, phase, mb);
   op.layer = layer;
   op.unit = unit;
-  op.micro_batch = mb;
   op.flops = work.flops;
   op.bytes_read = work.read;
   op.bytes_written = work.written;
@@ -30,12 +35,8 @@ Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, const cost::W
 
 Op CollectiveOp(CollectiveKind kind, State state, GroupKind group, int64_t group_size, Bytes buffer,
                 Phase phase, int32_t unit, int32_t mb) {
-  Op op;
-  op.kind = OpKind::kCollective;
-  op.stream = Stream::kComm;
-  op.phase = phase;
+  Op op = NewOp(OpKind::kCollective, Stream::kComm, phase, mb);
   op.unit = unit;
-  op.micro_batch = mb;
   op.collective = kind;
   op.axis = topology::Axis::kData;
   op.group = group;
@@ -46,12 +47,8 @@ Op CollectiveOp(CollectiveKind kind, State state, GroupKind group, int64_t group
 }
 
 Op CopyOp(CopyKind kind, State state, Bytes bytes, Phase phase, int32_t unit, int32_t mb) {
-  Op op;
-  op.kind = OpKind::kCopy;
-  op.stream = Stream::kCopy;
-  op.phase = phase;
+  Op op = NewOp(OpKind::kCopy, Stream::kCopy, phase, mb);
   op.unit = unit;
-  op.micro_batch = mb;
   op.copy = kind;
   op.state = state;
   op.bytes = bytes;
@@ -72,12 +69,8 @@ int32_t StageBuilder::Alloc(MemoryTag tag, MemorySpace space, Bytes bytes, Strea
                             Phase phase, int32_t layer, int32_t mb,
                             std::initializer_list<int32_t> deps) {
   if (bytes.count() <= 0) return -1;
-  Op op;
-  op.kind = OpKind::kAlloc;
-  op.stream = stream;
-  op.phase = phase;
+  Op op = NewOp(OpKind::kAlloc, stream, phase, mb);
   op.layer = layer;
-  op.micro_batch = mb;
   op.tag = tag;
   op.space = space;
   op.bytes = bytes;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -43,6 +44,19 @@ inline std::string TempPath(const std::string& name) {
     if (c == '/') c = '_';  // parameterized test names
   }
   return ::testing::TempDir() + "/" + prefix + name;
+}
+
+// Whether an atomic write of `path` left a temporary beside it: traces::AtomicOutputFile names
+// them "<path>.<pid>.<n>.tmp".
+inline bool LeftTemporary(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string prefix = p.filename().string() + ".";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(p.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(prefix) && name.ends_with(".tmp")) return true;
+  }
+  return false;
 }
 
 // Writes `text` to TempPath(name) and returns the path.

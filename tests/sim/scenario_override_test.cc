@@ -306,5 +306,16 @@ TEST(ScenarioOverride, AnUnknownSimulationEnumNameListsTheValidOnes) {
   EXPECT_THAT(OverrideError("simulation.network_model", "packet"), HasSubstr("analytic"));
 }
 
+TEST(ScenarioOverride, AnUnknownPluginNameAnswersInTheRegistrysWords) {
+  // The valid names are the registries': "auto" (reserved) then the built-ins in registration
+  // order (collectives::RegisterBuiltins: ring, tree, hierarchical, pairwise;
+  // RegisterBuiltinNetworkModels: flow, analytic), in the words of PluginRegistry::Lookup.
+  EXPECT_EQ(OverrideError("simulation.collective_algorithm", "foo"),
+            "simulation.collective_algorithm: unknown collective algorithm \"foo\"; valid: auto, "
+            "ring, tree, hierarchical, pairwise");
+  EXPECT_EQ(OverrideError("simulation.network_model", "packet"),
+            "simulation.network_model: unknown network model \"packet\"; valid: flow, analytic");
+}
+
 }  // namespace
 }  // namespace placesim::sim

@@ -13,9 +13,14 @@
 #include <variant>
 
 #include "base/errors.h"
+#include "sim/collectives/registry.h"
+#include "sim/network/network_model.h"
+#include "sim/scenario/proto/scenario.pb.h"
 
 namespace placesim::sim::scenario_internal {
 namespace {
+
+namespace pb = ::placesim::scenario::proto;
 
 using google::protobuf::Descriptor;
 using google::protobuf::EnumDescriptor;
@@ -35,6 +40,18 @@ struct Step {
   bool indexed = false;
   int index = 0;
 };
+
+// The enums whose values name registered plug-ins answer a name they lack in their registry's
+// words, as the scenario's resolution does (`unknown collective algorithm "foo"; valid: auto,
+// ring, ...`), so a file and --set say the same. OK for other enums, and for a name the
+// registry knows (the caller then reports the enum's own list).
+Status UnknownPluginName(const EnumDescriptor* type, std::string_view name) {
+  if (type == pb::CollectiveAlgorithm_descriptor()) {
+    return collectives::BuiltinRegistry().Select(name).status();
+  }
+  if (type == pb::NetworkModel_descriptor()) return BuiltinNetworkModels().Lookup(name).status();
+  return OkStatus();
+}
 
 // A value parsed for one field, ready to be written.
 using ScalarValue = std::variant<int32_t, int64_t, uint32_t, uint64_t, double, float, bool,
@@ -241,6 +258,9 @@ Status ParseValue(const FieldDescriptor* field, std::string_view path, std::stri
     case FieldDescriptor::CPPTYPE_ENUM: {
       const EnumValueDescriptor* v = FindEnumValue(field->enum_type(), text);
       if (v == nullptr) {
+        if (Status unknown = UnknownPluginName(field->enum_type(), text); !unknown.ok()) {
+          return InvalidArgumentError(fmt::format("{}: {}", path, unknown.message()));
+        }
         return InvalidArgumentError(fmt::format("{}: \"{}\": unknown value; valid: {}", path, text,
                                                 EnumNames(field->enum_type(), true)));
       }

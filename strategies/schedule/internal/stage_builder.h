@@ -45,7 +45,9 @@ GroupKind GroupOf(int64_t group_size, int64_t dp, bool replica);
 // floor(total * W_k / W) - floor(total * W_{k-1} / W) with W_k the running sum. O(weights).
 std::vector<int64_t> Split(int64_t total, const std::vector<int64_t>& weights);
 
-// Op factories: the fields every op of that kind sets; the caller sets the rest.
+// Op factories: the fields every op of that kind sets; the caller sets the rest. NewOp sets
+// what every op has (kind, stream, phase, micro-batch; -1 for a step-level op).
+Op NewOp(OpKind kind, Stream stream, Phase phase, int32_t mb);
 Op ComputeOp(Phase phase, int32_t layer, int32_t unit, int32_t mb, const cost::Work& work);
 // A collective on the dp axis (the caller moves it to another axis).
 Op CollectiveOp(CollectiveKind kind, State state, GroupKind group, int64_t group_size, Bytes buffer,

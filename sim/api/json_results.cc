@@ -1,6 +1,6 @@
-// Mirrors of the command line's JSON writers over the facade's result structs; see results.h.
-#include "python/results.h"
-
+// The JSON documents of the facade's results; see include/placesim/json.h. Each writer sets
+// its keys one by one, in the order the documents have always had: scripts and the goldens
+// read that order.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,20 +9,24 @@
 #include <variant>
 #include <vector>
 
+#include "base/status.h"
 #include "base/units.h"
+#include "placesim/json.h"
 #include "sim/executor/executor.h"
 #include "strategies/search.h"
 #include "strategies/spec.h"
 #include "topology/cluster.h"
 
-namespace placesim::python {
+namespace placesim::api {
 namespace {
 
+using Json = nlohmann::ordered_json;
 using sim::RoleResult;
 
 // ------------------------------------------------------------------------------ simulate
-// A role's stream times and memory figures: at the top level for one role, in each entry of
-// "roles" for several (the p2p stream only there: one role has no pipeline sends).
+// A role's stream times and memory figures: at the top level when the step has one role, in
+// each entry of "roles" when it has several (the p2p stream only there: one role has no
+// pipeline sends).
 void AddRoleTimes(const RoleResult& role, bool with_p2p, Json& j) {
   j["peak_memory_bytes"] = role.peak_memory.count();
   j["capacity_bytes"] = role.capacity.count();
@@ -39,28 +43,32 @@ const char* KindName(int k) {
   return strategies::CollectiveKindName(static_cast<strategies::CollectiveKind>(k));
 }
 
+// "by_kind" and "algorithms" stay null (not {}) for a role without collectives: the layout
+// the command line has always printed.
 Json RoleCommJson(const RoleResult& role) {
-  Json kinds = Json::object();
-  Json algorithms = Json::object();
+  Json comm;
+  comm["bytes_per_device_per_step"] = role.comm_bytes().count();
+  Json kinds;
   for (int k = 0; k < sim::kNumCollectiveKinds; ++k) {
-    if (role.collective_calls[k] != 0) {
-      kinds[KindName(k)] = {{"calls", role.collective_calls[k]},
-                            {"bytes", role.collective_bytes[k].count()}};
-    }
+    if (role.collective_calls[k] == 0) continue;
+    kinds[KindName(k)] = {{"calls", role.collective_calls[k]},
+                          {"bytes", role.collective_bytes[k].count()}};
   }
+  comm["by_kind"] = std::move(kinds);
+  Json algorithms;
   for (int k = 0; k < sim::kNumCollectiveKinds; ++k) {
     for (size_t alg = 0; alg < role.algorithm_calls[k].size(); ++alg) {
-      if (role.algorithm_calls[k][alg] == 0) continue;
-      algorithms[KindName(k)][role.algorithm_names[alg]] = role.algorithm_calls[k][alg];
+      const int64_t calls = role.algorithm_calls[k][alg];
+      if (calls == 0) continue;
+      algorithms[KindName(k)][role.algorithm_names[alg]] = calls;
     }
   }
-  return {{"bytes_per_device_per_step", role.comm_bytes().count()},
-          {"by_kind", std::move(kinds)},
-          {"algorithms", std::move(algorithms)}};
+  comm["algorithms"] = std::move(algorithms);
+  return comm;
 }
 
 Json RoleMemoryJson(const RoleResult& role) {
-  Json live = Json::object();
+  Json live;
   for (int t = 0; t < sim::kNumMemoryTags; ++t) {
     if (role.live_at_peak[t].count() == 0) continue;
     live[strategies::MemoryTagName(static_cast<strategies::MemoryTag>(t))] =
@@ -73,14 +81,22 @@ Json RoleMemoryJson(const RoleResult& role) {
           {"peak_nvme_bytes", role.peak_nvme.count()}};
 }
 
-Json RolesJson(const api::SimResult& r) {
+// The role with the highest device-memory peak (the first of equal ones).
+const RoleResult& PeakMemoryRole(const SimResult& r) {
+  return *std::max_element(
+      r.roles.begin(), r.roles.end(),
+      [](const RoleResult& a, const RoleResult& b) { return a.peak_memory < b.peak_memory; });
+}
+
+Json RolesJson(const SimResult& r) {
   Json roles = Json::array();
   for (const RoleResult& role : r.roles) {
-    Json e = {{"role", role.role},
-              {"stage", role.stage},
-              {"ranks", role.ranks},
-              {"simulated_rank", role.simulated_rank},
-              {"step_time_s", role.step_time.ToSeconds()}};
+    Json e;
+    e["role"] = role.role;
+    e["stage"] = role.stage;
+    e["ranks"] = role.ranks;
+    e["simulated_rank"] = role.simulated_rank;
+    e["step_time_s"] = role.step_time.ToSeconds();
     AddRoleTimes(role, /*with_p2p=*/true, e);
     e["comm"] = RoleCommJson(role);
     e["memory"] = RoleMemoryJson(role);
@@ -105,6 +121,17 @@ Json LinksJson(const std::vector<sim::LinkKindStats>& links) {
   return list;
 }
 
+Json FindingsJson(const SimResult& r) {
+  Json findings = Json::array();
+  for (const auto& f : r.findings) {
+    findings.push_back({{"severity", strategies::SeverityName(f.severity)},
+                        {"rule", f.rule},
+                        {"message", f.message},
+                        {"fix", f.fix}});
+  }
+  return findings;
+}
+
 // ---------------------------------------------------------------------------------- sweep
 template <typename T, typename F>
 Json OrNull(const std::optional<T>& v, F f) {
@@ -117,15 +144,16 @@ Json PointJson(const study::SweepPoint& point, const std::vector<study::VaryAxis
   auto same = [](auto v) { return v; };
   auto bytes = [](Bytes b) { return b.count(); };
   auto seconds = [](Duration d) { return d.ToSeconds(); };
+  Json p;
+  p["index"] = point.index;
   Json values = Json::object();
   for (size_t a = 0; a < axes.size(); ++a) values[axes[a].field] = point.values[a];
-  Json p = {{"index", point.index},
-            {"values", std::move(values)},
-            {"status", point.ok ? "ok" : "error"},
-            {"fits", OrNull(point.fits, same)},
-            {"memory_total_bytes", OrNull(point.memory_total, bytes)},
-            {"comm_bytes_per_device_per_step", OrNull(point.comm_per_device_per_step, bytes)},
-            {"correctness_ok", OrNull(point.correctness_ok, same)}};
+  p["values"] = std::move(values);
+  p["status"] = point.ok ? "ok" : "error";
+  p["fits"] = OrNull(point.fits, same);
+  p["memory_total_bytes"] = OrNull(point.memory_total, bytes);
+  p["comm_bytes_per_device_per_step"] = OrNull(point.comm_per_device_per_step, bytes);
+  p["correctness_ok"] = OrNull(point.correctness_ok, same);
   if (simulate) {
     p["step_time_s"] = OrNull(point.step_time, seconds);
     p["mfu"] = OrNull(point.mfu, same);
@@ -145,9 +173,10 @@ std::string ScheduleText(const strategies::Candidate& c) {
   return s;
 }
 
-// The knobs only the exhaustive space searches, as the row's tier 2 ran them; "-" for a
-// bucket where gradients are not bucketed.
-void AddExhaustiveKnobs(const strategies::Candidate& c, const api::Scenario& scenario, Json& j) {
+// The knobs only the exhaustive space searches, as the row's tier 2 runs them: the
+// candidate's choice, else the scenario's; "-" for the bucket where gradients are not
+// bucketed (one data-parallel rank, or synced per unit).
+void AddExhaustiveKnobs(const strategies::Candidate& c, const Scenario& scenario, Json& j) {
   j["flash_attention"] = c.flash_attention.value_or(scenario.training.flash_attention);
   j["tp_comm_overlap"] =
       c.mesh.tp > 1 && c.tp_comm_overlap.value_or(scenario.simulation.tp_comm_overlap);
@@ -159,22 +188,33 @@ void AddExhaustiveKnobs(const strategies::Candidate& c, const api::Scenario& sce
                                                                       : ToString(bucket);
 }
 
+Json CostPartsJson(const strategies::StepEstimate& estimate) {
+  Json parts = Json::object();
+  for (int i = 0; i < strategies::kNumCostParts; ++i) {
+    parts[strategies::CostPartName(static_cast<strategies::CostPart>(i))] =
+        estimate.parts[static_cast<size_t>(i)].ToSeconds();
+  }
+  return parts;
+}
+
+// `exhaustive` is the scenario searched when the space is exhaustive, else null.
 Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::RankedCandidate& best,
-             const api::Scenario* exhaustive) {
+             const Scenario* exhaustive) {
   const strategies::ScreenedCandidate& s = row.screened;
   const strategies::Candidate& c = s.candidate;
-  Json j = {{"rank", rank},
-            {"strategy", strategies::CandidateLabel(c)},
-            {"preset", c.preset},
-            {"dp", c.mesh.dp},
-            {"tp", c.mesh.tp},
-            {"pp", c.mesh.pp},
-            {"cp", c.mesh.cp},
-            {"ep", c.mesh.ep},
-            {"pipeline_schedule", ScheduleText(c)},
-            {"micro_batch", c.micro_batch},
-            {"recompute", strategies::RecomputeName(c.recompute)},
-            {"sequence_parallel", c.sequence_parallel && c.mesh.tp > 1}};
+  Json j;
+  j["rank"] = rank;
+  j["strategy"] = strategies::CandidateLabel(c);
+  j["preset"] = c.preset;
+  j["dp"] = c.mesh.dp;
+  j["tp"] = c.mesh.tp;
+  j["pp"] = c.mesh.pp;
+  j["cp"] = c.mesh.cp;
+  j["ep"] = c.mesh.ep;
+  j["pipeline_schedule"] = ScheduleText(c);
+  j["micro_batch"] = c.micro_batch;
+  j["recompute"] = strategies::RecomputeName(c.recompute);
+  j["sequence_parallel"] = c.sequence_parallel && c.mesh.tp > 1;
   if (exhaustive != nullptr) AddExhaustiveKnobs(c, *exhaustive, j);
   j["step_time_s"] = row.step().ToSeconds();
   j["source"] = row.simulated_step ? "simulated" : "estimated";
@@ -184,78 +224,59 @@ Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::Ranke
   j["mfu"] = row.simulated_step ? row.simulated_mfu : s.estimate.mfu;
   j["vs_best"] = &row == &best ? std::string("best")
                                : strategies::DominantCostVsBest(s.estimate, best.screened.estimate);
-  Json parts = Json::object();
-  for (int i = 0; i < strategies::kNumCostParts; ++i) {
-    parts[strategies::CostPartName(static_cast<strategies::CostPart>(i))] =
-        s.estimate.parts[static_cast<size_t>(i)].ToSeconds();
-  }
-  j["estimate_breakdown_s"] = std::move(parts);
+  j["estimate_breakdown_s"] = CostPartsJson(s.estimate);
   j["simulation_error"] = row.simulation_error.empty() ? Json(nullptr) : Json(row.simulation_error);
   return j;
 }
 
-// -------------------------------------------------------------------------------- compare
-Json ValueJson(const std::optional<study::MetricValue>& v) {
-  if (!v) return nullptr;
-  return std::visit([](auto x) { return Json(x); }, *v);
-}
-
 }  // namespace
 
-Json SimulationJson(const api::SimResult& r) {
+Json SimulationJson(const SimResult& r) {
   const bool single = r.roles.size() == 1;
-  Json j = {{"step_time_s", r.step_time.ToSeconds()},
-            {"mfu", r.mfu},
-            {"hfu", r.hfu},
-            {"tokens_per_second", r.tokens_per_second}};
+  Json j;
+  j["step_time_s"] = r.step_time.ToSeconds();
+  j["mfu"] = r.mfu;
+  j["hfu"] = r.hfu;
+  j["tokens_per_second"] = r.tokens_per_second;
   if (single) {
     AddRoleTimes(r.roles.front(), /*with_p2p=*/false, j);
     j["comm"] = RoleCommJson(r.roles.front());
   } else {
-    // The step's memory figures are those of the role with the highest peak (the first of
-    // equal ones).
-    const RoleResult& peak = *std::max_element(
-        r.roles.begin(), r.roles.end(),
-        [](const RoleResult& a, const RoleResult& b) { return a.peak_memory < b.peak_memory; });
+    const RoleResult& peak = PeakMemoryRole(r);
     j["peak_memory_bytes"] = peak.peak_memory.count();
     j["capacity_bytes"] = peak.capacity.count();
     j["roles"] = RolesJson(r);
   }
   j["links"] = LinksJson(r.links);
   if (single) j["memory"] = RoleMemoryJson(r.roles.front());
-  Json findings = Json::array();
-  for (const auto& f : r.findings) {
-    findings.push_back({{"severity", strategies::SeverityName(f.severity)},
-                        {"rule", f.rule},
-                        {"message", f.message},
-                        {"fix", f.fix}});
-  }
-  j["findings"] = std::move(findings);
+  j["findings"] = FindingsJson(r);
   return j;
 }
 
-Json SweepJson(const api::SweepResult& r, const std::string& scenario,
+Json SweepJson(const SweepResult& r, const std::string& scenario,
                const std::vector<std::string>& sets, const std::string& network) {
+  Json doc;
+  doc["kind"] = kSweepKind;
+  doc["version"] = kSweepVersion;
+  doc["fingerprint"] = r.fingerprint;
+  doc["scenario"] = scenario;
+  doc["mode"] = study::SweepModeName(r.mode);
+  doc["network"] = network;
+  doc["set"] = sets;
   Json vary = Json::array();
   for (const auto& axis : r.axes) vary.push_back({{"field", axis.field}, {"values", axis.values}});
-  Json points = Json::array();
+  doc["vary"] = std::move(vary);
+  doc["total_points"] = r.total_points;
+  doc["shard"] = {{"index", r.shard.index}, {"count", r.shard.count}};
+  Json list = Json::array();
   const bool simulate = r.mode == study::SweepMode::kSimulate;
-  for (const auto& p : r.points) points.push_back(PointJson(p, r.axes, simulate));
-  return {{"kind", "sweep"},
-          {"version", 1},
-          {"fingerprint", r.fingerprint},
-          {"scenario", scenario},
-          {"mode", study::SweepModeName(r.mode)},
-          {"network", network},
-          {"set", sets},
-          {"vary", std::move(vary)},
-          {"total_points", r.total_points},
-          {"shard", {{"index", r.shard.index}, {"count", r.shard.count}}},
-          {"points", std::move(points)}};
+  for (const auto& p : r.points) list.push_back(PointJson(p, r.axes, simulate));
+  doc["points"] = std::move(list);
+  return doc;
 }
 
-Json SearchJson(const api::SearchResult& r, const api::SearchOptions& options,
-                const api::Scenario& scenario, const std::string& scenario_name) {
+Json SearchJson(const SearchResult& r, const SearchOptions& options, const Scenario& scenario,
+                const std::string& scenario_name) {
   const strategies::SearchStats& stats = r.stats;
   Json doc;
   doc["scenario"] = scenario_name;
@@ -267,38 +288,47 @@ Json SearchJson(const api::SearchResult& r, const api::SearchOptions& options,
   doc["feasible"] = stats.feasible;
   doc["simulate_top"] = options.simulate_top;
   doc["simulated"] = r.simulated;
-  const api::Scenario* exhaustive = options.space == "default" ? nullptr : &scenario;
-  Json rows = Json::array();
+  const Scenario* exhaustive = options.space == "default" ? nullptr : &scenario;
+  Json list = Json::array();
   for (size_t i = 0; i < r.ranked.size(); ++i) {
-    rows.push_back(RowJson(r.ranked[i], static_cast<int64_t>(i) + 1, r.ranked.front(), exhaustive));
+    list.push_back(RowJson(r.ranked[i], static_cast<int64_t>(i) + 1, r.ranked.front(), exhaustive));
   }
-  doc["rows"] = std::move(rows);
+  doc["rows"] = std::move(list);
   return doc;
+}
+
+Json MetricValueJson(const std::optional<study::MetricValue>& v) {
+  if (!v) return nullptr;
+  return std::visit([](auto x) { return Json(x); }, *v);
 }
 
 Json CompareJson(const study::Comparison& c, const std::string& baseline,
                  const std::string& current, double threshold) {
-  Json metrics = Json::array();
+  Json j;
+  j["kind"] = "compare";
+  j["result_kind"] = study::ResultKindName(c.kind);
+  j["baseline"] = baseline;
+  j["current"] = current;
+  j["threshold"] = threshold;
+  j["regressed"] = c.regressed;
+  j["improved"] = c.improved;
+  j["changed"] = c.changed;
+  j["within_threshold"] = c.within_threshold;
+  j["unchanged"] = c.unchanged;
+  j["removed"] = c.removed;
+  j["added"] = c.added;
+  Json list = Json::array();
   for (const auto& m : c.changes) {
-    metrics.push_back({{"metric", m.metric},
-                       {"verdict", study::VerdictName(m.verdict)},
-                       {"baseline", ValueJson(m.baseline)},
-                       {"current", ValueJson(m.current)},
-                       {"relative", m.relative ? Json(*m.relative) : Json(nullptr)}});
+    Json e;
+    e["metric"] = m.metric;
+    e["verdict"] = study::VerdictName(m.verdict);
+    e["baseline"] = MetricValueJson(m.baseline);
+    e["current"] = MetricValueJson(m.current);
+    e["relative"] = m.relative ? Json(*m.relative) : Json(nullptr);
+    list.push_back(std::move(e));
   }
-  return {{"kind", "compare"},
-          {"result_kind", study::ResultKindName(c.kind)},
-          {"baseline", baseline},
-          {"current", current},
-          {"threshold", threshold},
-          {"regressed", c.regressed},
-          {"improved", c.improved},
-          {"changed", c.changed},
-          {"within_threshold", c.within_threshold},
-          {"unchanged", c.unchanged},
-          {"removed", c.removed},
-          {"added", c.added},
-          {"metrics", std::move(metrics)}};
+  j["metrics"] = std::move(list);
+  return j;
 }
 
-}  // namespace placesim::python
+}  // namespace placesim::api
