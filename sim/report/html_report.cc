@@ -308,12 +308,24 @@ void AddMemoryChart(const StageMemory& m, TimeUnit unit, Page& page) {
   page.AddChart(fmt::format("{}: device memory by state", m.role), std::move(config));
 }
 
+std::string LayerName(int64_t layer) {
+  switch (layer) {
+    case strategies::kEmbeddingLayer:
+      return "embedding";
+    case strategies::kOutputLayer:
+      return "output layer";
+    case strategies::kNoLayer:
+      return "outside layers";
+    default:
+      return std::to_string(layer);
+  }
+}
+
 std::string LayerTable(const std::vector<LayerRow>& layers) {
   std::vector<std::vector<std::string>> rows;
   for (const LayerRow& l : layers) {
     const LayerTimes& t = l.times;
-    rows.push_back({std::to_string(l.stage),
-                    l.layer < 0 ? "outside layers" : std::to_string(l.layer), MsText(t.forward),
+    rows.push_back({std::to_string(l.stage), LayerName(l.layer), MsText(t.forward),
                     MsText(t.backward), MsText(t.recompute), MsText(t.comm), MsText(t.other)});
   }
   return TableHtml({"stage", "layer", "forward ms", "backward ms", "recompute ms",

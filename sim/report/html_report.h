@@ -31,6 +31,7 @@
 #include "base/units.h"
 #include "placesim/placesim.h"
 #include "sim/report/timeline_recorder.h"
+#include "strategies/schedule.h"
 
 namespace placesim::report {
 
@@ -55,7 +56,8 @@ struct StageMemory {
 
 struct LayerRow {
   int32_t stage = 0;
-  int64_t layer = -1;  // -1: ops outside any layer (embedding, loss, optimizer, step-level)
+  // 0..L-1, or strategies::kEmbeddingLayer, kOutputLayer, kNoLayer (optimizer, step-level).
+  int64_t layer = strategies::kNoLayer;
   LayerTimes times;
 };
 

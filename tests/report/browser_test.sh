@@ -7,7 +7,8 @@
 #   - no console error ("Uncaught", CSP violations) in Chromium's log;
 #   - no network request: the page's CSP (default-src 'none') blocks any, and a blocked request
 #     is recorded by the page as an error, so "ok" proves none was attempted;
-# and keeps a screenshot of each in OUT_DIR (a build artifact).
+# and keeps a screenshot of each in OUT_DIR (a build artifact). It also checks that two runs of
+# one sweep (1 and 2 threads) write the same bytes.
 #
 # usage: browser_test.sh PLACESIM SOURCE_DIR OUT_DIR
 # Exit: 0 pass, 1 fail, 77 skipped (no Chromium: `./dev test` installs it).
@@ -41,7 +42,16 @@ echo "generating the reports"
 "$placesim" sweep "$src/examples/korthikanti-22b-tp8.textproto" --mode simulate \
   --network analytic --vary training.micro_batch=1,2,4 \
   --vary training.recompute=RECOMPUTE_NONE,RECOMPUTE_SELECTIVE,RECOMPUTE_FULL \
-  --report "$out/sweep.html" >"$out/sweep.txt"
+  --report "$out/sweep.html" --jobs 2 >"$out/sweep.txt"
+# The same input gives the same bytes, whatever the thread count.
+"$placesim" sweep "$src/examples/korthikanti-22b-tp8.textproto" --mode simulate \
+  --network analytic --vary training.micro_batch=1,2,4 \
+  --vary training.recompute=RECOMPUTE_NONE,RECOMPUTE_SELECTIVE,RECOMPUTE_FULL \
+  --report "$out/sweep-again.html" --jobs 1 >/dev/null
+if ! cmp "$out/sweep.html" "$out/sweep-again.html"; then
+  echo "FAIL: two runs of the same sweep wrote different reports" >&2
+  exit 1
+fi
 "$placesim" search "$src/examples/gpt3-175b-tp8-pp8.textproto" --simulate-top 8 --top 300 \
   --report "$out/search.html" >"$out/search.txt" 2>"$out/search.err"
 
