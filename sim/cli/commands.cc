@@ -26,6 +26,7 @@
 #include "sim/cli/cli_common.h"
 #include "sim/cli/compare.h"
 #include "sim/cli/export.h"
+#include "sim/cli/report.h"
 #include "sim/cli/search.h"
 #include "sim/cli/sweep.h"
 #include "sim/collectives/registry.h"
@@ -72,6 +73,8 @@ constexpr const char* kUsage =
     "  topology SCENARIO   the cluster graph: GPUs, links by kind, injection and bisection\n"
     "                      bandwidth; --dot FILE writes it for Graphviz\n"
     "  presets             every built-in hardware, node, model and strategy preset\n"
+    "  report SCENARIO -o FILE.html\n"
+    "                      one step as a self-contained HTML page with charts\n"
     "\n"
     "Every command that reads a scenario takes --set FIELD.PATH=VALUE (repeatable), e.g.\n"
     "  placesim analyze examples/zero-7.5b.textproto --set strategy.preset=zero2\n"
@@ -534,6 +537,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       {"analyze", &Analyze},   {"simulate", &Simulate},  {"sweep", &RunSweep},
       {"merge", &RunMerge},    {"compare", &RunCompare}, {"search", &RunSearch},
       {"topology", &Topology}, {"presets", &Presets},    {"export", &RunExport},
+      {"report", &RunReport},
   };
   for (const auto& [name, handler] : kCommands) {
     if (command == name) return handler(rest, out, err);

@@ -23,6 +23,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/export.h"
 #include "sim/export/export.h"
+#include "sim/report/html_report.h"
 #include "sim/study/search.h"
 #include "strategies/search.h"
 
@@ -40,6 +41,7 @@ struct SearchArgs {
   study::SearchRequest request;
   std::string export_to;  // --export: a framework name, or "" for none
   std::string output;     // -o: where the export goes
+  std::string report;     // --report: the HTML file to write, or "" for none
 };
 
 // Columns of the table and CSV: the row's key and the table's heading.
@@ -160,7 +162,9 @@ po::options_description SearchOptionsDescription(SearchArgs& a) {
       ("export the best row as the framework's configuration: " +
        JoinNames(exporting::FrameworkNames()) + "; to stdout instead of the table, or to -o FILE")
           .c_str())("output,o", po::value<std::string>(&a.output),
-                    "with --export: write the configuration to FILE (atomically)");
+                    "with --export: write the configuration to FILE (atomically)")(
+      "report", po::value<std::string>(&a.report),
+      "also write step time against memory, with the Pareto front, as an HTML page to FILE");
   return desc;
 }
 
@@ -207,6 +211,12 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (!ParseArgs("search", args, desc, pos, err)) return kExitBadInput;
   std::optional<Scenario> scenario = LoadSearchInput(a, err);
   if (!scenario) return kExitBadInput;
+  std::string chartjs;
+  if (!a.report.empty()) {
+    StatusOr<std::string> loaded = report::LoadChartJs();
+    if (!loaded.ok()) return ReportError(err, "search --report", loaded.status());
+    chartjs = *std::move(loaded);
+  }
   StatusOr<api::SearchResult> result = api::Search(*scenario, a.request);
   if (!result.ok()) {
     PrintMessage(err, "search", result.status().message());
@@ -226,6 +236,11 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (!result->simulation_warning.empty()) {
     PrintMessage(err, "search", result->simulation_warning);
+  }
+  if (!a.report.empty()) {
+    Status written =
+        report::WriteHtml(a.report, report::RenderSearchHtml(a.path, *result, chartjs));
+    if (!written.ok()) return ReportError(err, "search --report", written);
   }
   if (!a.export_to.empty()) {
     StatusOr<Scenario> best =

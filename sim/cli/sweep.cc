@@ -29,6 +29,7 @@
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
+#include "sim/report/html_report.h"
 #include "sim/study/merge.h"
 #include "sim/study/network_choice.h"
 #include "sim/study/sweep.h"
@@ -51,6 +52,7 @@ struct SweepArgs {
   int64_t jobs = 0;
   std::string shard = "1/1";
   std::string format = "table";
+  std::string report;  // --report: the HTML file to write, or "" for none
 };
 
 // Draws "[#####.....] 45/100 points  3.2 s, ETA 3.9 s" on one terminal line.
@@ -200,7 +202,9 @@ po::options_description SweepOptionsDescription(SweepArgs& a) {
       "shard", po::value<std::string>(&a.shard)->default_value("1/1"),
       "K/N: run only the points i with i % N == K-1; join the JSON of all shards with "
       "`placesim merge`")("format", po::value<std::string>(&a.format)->default_value("table"),
-                          "output format: table, csv or json");
+                          "output format: table, csv or json")(
+      "report", po::value<std::string>(&a.report),
+      "also write the curves as a self-contained HTML page to FILE");
   return desc;
 }
 
@@ -254,6 +258,12 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   std::optional<api::ScenarioSource> source = LoadSweepInput(a, err);
   if (!source) return kExitBadInput;
+  std::string chartjs;
+  if (!a.report.empty()) {
+    StatusOr<std::string> loaded = report::LoadChartJs();
+    if (!loaded.ok()) return ReportError(err, "sweep --report", loaded.status());
+    chartjs = *std::move(loaded);
+  }
 
   api::SweepOptions options;
   options.vary = a.varies;
@@ -277,6 +287,10 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (progress) err << "\n";
   // The document `--format json` prints; the table and CSV are rendered from it too.
   out << Render(api::SweepJson(*result, a.path, a.sets, a.network), a.format);
+  if (!a.report.empty()) {
+    Status written = report::WriteHtml(a.report, report::RenderSweepHtml(a.path, *result, chartjs));
+    if (!written.ok()) return ReportError(err, "sweep --report", written);
+  }
   if (const int64_t failed = result->failed(); failed > 0) {
     err << fmt::format("placesim sweep: {} of {} points failed (see their error)\n", failed,
                        result->points.size());
