@@ -1,4 +1,4 @@
-// Physical quantities as types: Bytes, Duration, Bandwidth, Flops, FlopRate.
+// Physical quantities as types: Bytes, Duration, Bandwidth, Flops, FlopRate, Power, Energy.
 //
 // Values are built only through named factories (GiB(80), GBps(450), Gbps(400),
 // Microseconds(5), TeraFlopRate(989)), and only the operators that make physical sense
@@ -11,6 +11,8 @@
 //   Bandwidth double bytes per second.
 //   Flops     double floating-point operations.
 //   FlopRate  double operations per second.
+//   Power     double watts.
+//   Energy    double joules.
 //
 // Rounding rule (the only one): a conversion from a real-valued quantity to a Duration
 // rounds *up* to the next whole picosecond, so any non-zero transfer or computation takes at
@@ -253,6 +255,50 @@ constexpr Duration operator/(Flops f, FlopRate r) {
   if (r.per_second() <= 0) return Duration::Max();
   return Duration::CeilSeconds(f.count() / r.per_second());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Electrical power and energy, for the cost and energy figures (sim/economics).
+class Power {
+ public:
+  constexpr Power() = default;
+  static constexpr Power Watts(double w) { return Power(w); }
+  static constexpr Power Zero() { return Power(0); }
+  constexpr double watts() const { return v_; }
+  friend constexpr Power operator+(Power a, Power b) { return Power(a.v_ + b.v_); }
+  friend constexpr Power operator-(Power a, Power b) { return Power(a.v_ - b.v_); }
+  friend constexpr Power operator*(Power a, double k) { return Power(a.v_ * k); }
+  friend constexpr Power operator*(double k, Power a) { return Power(a.v_ * k); }
+  friend constexpr auto operator<=>(Power, Power) = default;
+
+ private:
+  constexpr explicit Power(double w) : v_(w) {}
+  double v_ = 0;
+};
+
+constexpr Power Watts(double v) { return Power::Watts(v); }
+
+class Energy {
+ public:
+  constexpr Energy() = default;
+  static constexpr Energy Joules(double j) { return Energy(j); }
+  constexpr double joules() const { return v_; }
+  constexpr double ToKilowattHours() const { return v_ / 3.6e6; }  // 1 kWh = 3.6e6 J
+  friend constexpr Energy operator+(Energy a, Energy b) { return Energy(a.v_ + b.v_); }
+  friend constexpr Energy operator*(Energy a, double k) { return Energy(a.v_ * k); }
+  friend constexpr Energy operator*(double k, Energy a) { return Energy(a.v_ * k); }
+  friend constexpr auto operator<=>(Energy, Energy) = default;
+
+ private:
+  constexpr explicit Energy(double j) : v_(j) {}
+  double v_ = 0;
+};
+
+constexpr Energy Joules(double v) { return Energy::Joules(v); }
+constexpr Energy KilowattHours(double v) { return Energy::Joules(v * 3.6e6); }
+
+// Energy drawn at power `p` for `d`.
+constexpr Energy operator*(Power p, Duration d) { return Joules(p.watts() * d.ToSeconds()); }
+constexpr Energy operator*(Duration d, Power p) { return p * d; }
 
 // Human-readable forms for reports, e.g. "31.40 GB", "450 GB/s", "1.25 ms", "989 TFLOP/s".
 std::string ToString(Bytes b);     // SI, 2 decimals past the unit prefix

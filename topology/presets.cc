@@ -32,6 +32,16 @@
 //   * kernel_overhead: launch plus tail cost per kernel without CUDA/HIP graphs, ~4 us on
 //     NVIDIA and ~6 us on ROCm, the order measured by small-kernel launch benchmarks.
 //
+// Power (used only for the energy figures, docs/economics.md):
+//   * tdp: the datasheet's maximum board power: A100 SXM 400 W ("Max thermal design power");
+//     H100 SXM and H200 SXM "up to 700 W (configurable)"; B200 1,000 W (the HGX configuration
+//     the preset models) and 1,200 W in GB200 NVL72 (its description); MI300X 750 W ("total
+//     board power, peak", AMD data sheet).
+//   * idle_power: ASSUMPTION, 10% of tdp for every part: a powered GPU that holds its
+//     memory and clocks between kernels without running any. No datasheet states it; it is a
+//     round figure of the order nvidia-smi reports for idle SXM parts (tens of watts), not a
+//     measurement. Scenarios override both (economics.gpu_tdp_watts, economics.gpu_idle_watts).
+//
 // Node-level figures not printed on datasheets are derived and the derivation is stated
 // next to them (host FLOP/s = cores x FLOP/cycle x base clock; DRAM bandwidth = channels x
 // transfer rate x 8 bytes; PCIe x16 = 32 GB/s per direction at Gen4, 64 GB/s at Gen5).
@@ -76,7 +86,9 @@ std::vector<DeviceSpec> MakeDevices() {
                .peak = Peaks(19.5, 156, 312, 312, 0),
                .matmul_efficiency = 0.61,
                .memory_efficiency = 0.85,
-               .kernel_overhead = Microseconds(4)});
+               .kernel_overhead = Microseconds(4),
+               .tdp = Watts(400),
+               .idle_power = Watts(40)});
 
   // NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column): FP32 67 TF; TF32 989 TF,
   // BF16/FP16 1,979 TF, FP8 3,958 TF, all "with sparsity", hence dense 494.7 / 989.4 /
@@ -90,7 +102,9 @@ std::vector<DeviceSpec> MakeDevices() {
                .peak = Peaks(67, 494.7, 989.4, 989.4, 1978.9),
                .matmul_efficiency = 0.53,
                .memory_efficiency = 0.85,
-               .kernel_overhead = Microseconds(4)});
+               .kernel_overhead = Microseconds(4),
+               .tdp = Watts(700),
+               .idle_power = Watts(70)});
 
   // NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column): the same compute as H100 SXM
   // (same GH100 die and clocks); 141 GB HBM3e at 4.8 TB/s.
@@ -103,7 +117,9 @@ std::vector<DeviceSpec> MakeDevices() {
                .peak = Peaks(67, 494.7, 989.4, 989.4, 1978.9),
                .matmul_efficiency = 0.53,
                .memory_efficiency = 0.85,
-               .kernel_overhead = Microseconds(4)});
+               .kernel_overhead = Microseconds(4),
+               .tdp = Watts(700),
+               .idle_power = Watts(70)});
 
   // NVIDIA HGX B200 specifications, per GPU (1,000 W configuration): FP32 75 TF (600 TF per
   // 8-GPU board); TF32 2.2 PF, BF16/FP16 4.5 PF, FP8 9 PF with sparsity, hence dense 1.1 /
@@ -117,7 +133,9 @@ std::vector<DeviceSpec> MakeDevices() {
                .peak = Peaks(75, 1100, 2250, 2250, 4500),
                .matmul_efficiency = 0.50,
                .memory_efficiency = 0.85,
-               .kernel_overhead = Microseconds(4)});
+               .kernel_overhead = Microseconds(4),
+               .tdp = Watts(1000),
+               .idle_power = Watts(100)});
 
   // The Blackwell GPU of a GB200 superchip runs at a higher power limit (1,200 W). NVIDIA
   // GB200 NVL72 specifications, rack totals for 72 GPUs: FP32 5,760 TF; TF32 180 PF,
@@ -132,7 +150,9 @@ std::vector<DeviceSpec> MakeDevices() {
                .peak = Peaks(80, 1250, 2500, 2500, 5000),
                .matmul_efficiency = 0.50,
                .memory_efficiency = 0.85,
-               .kernel_overhead = Microseconds(4)});
+               .kernel_overhead = Microseconds(4),
+               .tdp = Watts(1200),
+               .idle_power = Watts(120)});
 
   // AMD Instinct MI300X data sheet: FP32 matrix 163.4 TF; TF32 653.7 TF, FP16/BF16
   // 1,307.4 TF, FP8 2,614.9 TF dense (the sheet lists sparsity figures separately, at twice
@@ -145,7 +165,9 @@ std::vector<DeviceSpec> MakeDevices() {
                .peak = Peaks(163.4, 653.7, 1307.4, 1307.4, 2614.9),
                .matmul_efficiency = 0.38,
                .memory_efficiency = 0.80,
-               .kernel_overhead = Microseconds(6)});
+               .kernel_overhead = Microseconds(6),
+               .tdp = Watts(750),
+               .idle_power = Watts(75)});
   return d;
 }
 

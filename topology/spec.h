@@ -37,6 +37,11 @@ struct DeviceSpec {
   double memory_efficiency = 0.0;
   // Fixed cost added to every kernel (launch and tail effects).
   Duration kernel_overhead;
+  // Board power limit (TDP / TBP) from the datasheet, and the draw of an idle but powered GPU
+  // (an assumption, see presets.cc); used only by the energy figures (sim/economics). Zero =
+  // unknown (a device not from a preset).
+  Power tdp;
+  Power idle_power;
 
   FlopRate Peak(DataType t) const { return peak[static_cast<int>(t)]; }
 };

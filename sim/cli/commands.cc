@@ -25,6 +25,7 @@
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/compare.h"
+#include "sim/cli/economics.h"
 #include "sim/cli/export.h"
 #include "sim/cli/report.h"
 #include "sim/cli/search.h"
@@ -118,6 +119,18 @@ std::optional<int> ParseScenarioCommand(const std::string& command,
   return std::nullopt;
 }
 
+// analyze's output with the economics figures of a scenario that asks for them.
+void PrintAnalyzeEconomics(const std::string& format, const strategies::Plan& plan,
+                           const economics::Figures& f, std::ostream& out) {
+  if (format == "json") {
+    out << AddEconomicsToJson(strategies::FormatPlanJson(plan), f) << "\n";
+  } else if (format == "csv") {
+    out << AppendEconomicsCsv(strategies::FormatPlanCsv(plan), f);
+  } else {
+    out << strategies::FormatPlanTable(plan) << EconomicsTable(f);
+  }
+}
+
 // ------------------------------------------------------------------------------- analyze
 int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ScenarioArgs a;
@@ -133,6 +146,10 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   StatusOr<strategies::Plan> plan = api::Analyze(*scenario);
   if (!plan.ok()) return ReportError(err, "analyze", plan.status());
 
+  if (scenario->economics) {  // cost and energy only when the scenario asks (docs/economics.md)
+    PrintAnalyzeEconomics(a.format, *plan, AnalyzedEconomics(*scenario), out);
+    return plan->ok() ? kExitOk : kExitIncorrectStrategy;
+  }
   if (a.format == "json") {
     out << strategies::FormatPlanJson(*plan) << "\n";
   } else if (a.format == "csv") {
@@ -290,6 +307,20 @@ std::string SimulationTable(const SimResult& r) {
   return out;
 }
 
+// simulate's output with the economics figures of a scenario that asks for them.
+void PrintSimulateEconomics(const std::string& format, const SimResult& r,
+                            const economics::Figures& f, std::ostream& out) {
+  if (format == "json") {
+    nlohmann::ordered_json j = api::SimulationJson(r);
+    j["economics"] = EconomicsJson(f);
+    out << j.dump(2) << "\n";
+  } else if (format == "csv") {
+    out << AppendEconomicsCsv(SimulationCsv(r), f);
+  } else {
+    out << SimulationTable(r) << EconomicsTable(f);
+  }
+}
+
 int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ScenarioArgs a;
   std::string trace_path;
@@ -347,6 +378,10 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (!finished.ok()) return ReportError(err, "simulate --trace", finished);
     Status written = trace_file->Commit();
     if (!written.ok()) return ReportError(err, "simulate --trace", written);
+  }
+  if (scenario->economics) {  // cost and energy only when the scenario asks (docs/economics.md)
+    PrintSimulateEconomics(a.format, *result, SimulatedEconomics(*scenario, *result), out);
+    return kExitOk;
   }
   if (a.format == "json") {
     out << api::SimulationJson(*result).dump(2) << "\n";

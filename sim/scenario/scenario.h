@@ -21,12 +21,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "sim/collectives/simulation_settings.h"
+#include "sim/economics/settings.h"
 #include "strategies/spec.h"
 #include "topology/spec.h"
 
@@ -45,6 +47,9 @@ struct Scenario {
   strategies::StrategySpec strategy;
   // How to simulate it (the `simulation` message; defaults when absent).
   SimulationSettings simulation;
+  // Cost and energy settings (the `economics` message); absent when the file has none, and
+  // then no cost or energy figure is printed.
+  std::optional<economics::EconomicsSettings> economics;
 };
 
 enum class ScenarioFormat {

@@ -148,9 +148,10 @@ TEST(ScenarioOverride, UnknownFieldListsTheValidNamesAtThatLevel) {
   EXPECT_EQ(OverrideError("cluster.nodez", "3"),
             "cluster.nodez: unknown field \"nodez\" in cluster; valid: node_preset, node, nodes, "
             "fabric, vertices, links");
+  // The Scenario message's fields in schema order (sim/scenario/proto/scenario.proto).
   EXPECT_EQ(OverrideError("clustr.nodes", "3"),
             "clustr.nodes: unknown field \"clustr\" in the scenario; valid: name, description, "
-            "cluster, model, training, strategy, simulation");
+            "cluster, model, training, strategy, simulation, economics");
 }
 
 TEST(ScenarioOverride, AMessageIsNotAScalar) {

@@ -23,6 +23,7 @@
 #include "base/units.h"
 #include "sim/collectives/registry.h"
 #include "sim/network/network_model.h"
+#include "sim/scenario/internal/economics.h"
 #include "sim/scenario/internal/hf_config.h"
 #include "sim/scenario/internal/overrides.h"
 #include "strategies/presets.h"
@@ -203,6 +204,7 @@ class Resolver {
     ResolveStrategy();  // needs the GPU count
     ResolveTraining();  // needs dp
     ResolveSimulation();
+    if (doc_.has_economics()) ResolveEconomicsMessage();  // needs the GPU
     if (!problems_.empty()) return problems_.ToStatus(name_);
     out_.name = doc_.name().empty() ? DefaultName() : doc_.name();
     out_.description = doc_.description();
@@ -935,6 +937,13 @@ class Resolver {
     out.sync_grads_every_micro_batch =
         sim.has_sync_grads_every_micro_batch() && sim.sync_grads_every_micro_batch();
     out.tp_comm_overlap = sim.has_tp_comm_overlap() && sim.tp_comm_overlap();
+  }
+
+  // --------------------------------------------------------------------------- economics
+  void ResolveEconomicsMessage() {
+    std::vector<EconomicsProblem> found;
+    out_.economics = ResolveEconomics(doc_.economics(), out_.cluster.node.gpu, &found);
+    for (const EconomicsProblem& p : found) problems_.Add(p.path, p.value, p.rule);
   }
 
   // ---------------------------------------------------------------------------- strategy
