@@ -147,10 +147,10 @@ TEST(ScenarioOverride, CreatesSubMessagesOnDemand) {
 TEST(ScenarioOverride, UnknownFieldListsTheValidNamesAtThatLevel) {
   EXPECT_EQ(OverrideError("cluster.nodez", "3"),
             "cluster.nodez: unknown field \"nodez\" in cluster; valid: node_preset, node, nodes, "
-            "fabric, vertices, links");
+            "fabric, vertices, links; did you mean \"nodes\"?");
   EXPECT_EQ(OverrideError("clustr.nodes", "3"),
             "clustr.nodes: unknown field \"clustr\" in the scenario; valid: name, description, "
-            "cluster, model, training, strategy, simulation");
+            "cluster, model, training, strategy, simulation; did you mean \"cluster\"?");
 }
 
 TEST(ScenarioOverride, AMessageIsNotAScalar) {
