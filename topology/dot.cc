@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -88,7 +89,8 @@ void WriteLegend(const Cluster& cluster, std::ostream& out) {
         static_cast<int64_t>(l.bandwidth.bytes_per_second()));
   }
   out << "  legend [shape=plaintext, fillcolor=none, label=<<table border=\"0\" "
-         "cellspacing=\"2\"><tr><td colspan=\"2\"><b>links (per direction)</b></td></tr>";
+         "cellspacing=\"2\"><tr><td colspan=\"2\"><b>links (per direction; thicker: several "
+         "cables, hover for the count)</b></td></tr>";
   for (int k = 0; k < kNumLinkKinds; ++k) {
     if (bandwidths[k].empty()) continue;
     std::string values;
@@ -116,16 +118,20 @@ void WriteEdge(const std::string& a, const std::string& b, const LinkInfo& l, in
                bool simplex, int minlen, std::ostream& out) {
   std::string what = fmt::format("{} {}", LinkKindName(l.kind), ToString(l.bandwidth));
   if (count > 1) what = fmt::format("{} x {}", count, what);
-  out << fmt::format("  {} -> {} [color=\"{}\", tooltip=\"{}\"{}{}{}];\n", a, b, Colour(l.kind),
-                     what, count > 1 ? fmt::format(", label=\"{}x\", fontsize=8", count) : "",
-                     simplex ? ", dir=forward" : "",
-                     minlen > 1 ? fmt::format(", minlen={}", minlen) : "");
+  out << fmt::format(
+      "  {} -> {} [color=\"{}\", tooltip=\"{}\"{}{}{}];\n", a, b, Colour(l.kind), what,
+      count > 1 ? fmt::format(", penwidth={:.1f}", 1.2 + std::log2(count)) : "",
+      simplex ? ", dir=forward" : "", minlen > 1 ? fmt::format(", minlen={}", minlen) : "");
 }
 
 // Orients a cable so the higher level is the tail (drawn above).
+// Between vertices of one level (leaf and spine switches) the later-built one is the tail:
+// the builders (cluster.cc) add spines after leaves, so spines are drawn on top.
 std::pair<int, int> Oriented(const Cluster& cluster, const LinkInfo& l) {
   int from = l.from.value, to = l.to.value;
-  if (Level(cluster.vertex(l.to).kind) < Level(cluster.vertex(l.from).kind)) std::swap(from, to);
+  const int from_level = Level(cluster.vertex(l.from).kind);
+  const int to_level = Level(cluster.vertex(l.to).kind);
+  if (to_level < from_level || (to_level == from_level && to > from)) std::swap(from, to);
   return {from, to};
 }
 

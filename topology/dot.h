@@ -26,7 +26,8 @@ inline constexpr int kMaxGpusPerGpuDot = 64;
 
 // Writes `cluster` as a Graphviz digraph whose edges carry no arrows (dir=none) except on
 // simplex links. Vertex ids are stable ("v<VertexId>" or "n<node>"); labels are the vertex
-// names. Node-level edges that stand for several cables say how many ("8 x"). O(V + E)
+// names. Node-level edges that stand for several cables are thicker and say how many in their
+// tooltip ("8 x network 50.00 GB/s"). O(V + E)
 // time and output.
 void WriteReadableDot(const Cluster& cluster, std::ostream& out, DotLevel level = DotLevel::kAuto);
 
