@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/suggest.h"
+
 namespace placesim {
 namespace {
 
@@ -128,6 +130,41 @@ const std::vector<UnitEntry>& FlopRateUnits() {
   return *kUnits;
 }
 
+Status Scale(std::string_view text, double number, const UnitEntry& unit, double* out) {
+  *out = number * unit.factor;
+  if (!std::isfinite(*out)) {
+    return InvalidArgumentError(fmt::format("\"{}\" is out of range", text));
+  }
+  return OkStatus();
+}
+
+// The known units equal to `unit` ignoring ASCII case.
+std::vector<std::string> CaseVariants(std::string_view unit,
+                                      const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    if (EditDistance(unit, name) == 0) out.push_back(name);
+  }
+  return out;
+}
+
+// True when `typed` and `unit` (equal ignoring case) write every 'b' in the same case: a case
+// variant may fix a prefix (`gbps` -> `Gbps`, `MS` -> `ms`) but never turn a bit into a byte.
+bool SameBitByteLetters(std::string_view typed, std::string_view unit) {
+  for (size_t i = 0; i < typed.size() && i < unit.size(); ++i) {
+    if ((typed[i] == 'b' || typed[i] == 'B') && typed[i] != unit[i]) return false;
+  }
+  return true;
+}
+
+std::string QuotedAlternatives(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + fmt::format("\"{}\"", names[i]);
+  }
+  return out;
+}
+
 Status ParseScaled(std::string_view text, std::string_view kind,
                    const std::vector<UnitEntry>& units, double* out) {
   std::string accepted = Accepted(units);
@@ -135,16 +172,24 @@ Status ParseScaled(std::string_view text, std::string_view kind,
   std::string_view unit;
   RETURN_IF_ERROR(SplitQuantity(text, kind, accepted, &number, &unit));
   for (const UnitEntry& u : units) {
-    if (unit == u.name) {
-      *out = number * u.factor;
-      if (!std::isfinite(*out)) {
-        return InvalidArgumentError(fmt::format("\"{}\" is out of range", text));
-      }
-      return OkStatus();
+    if (unit == u.name) return Scale(text, number, u, out);
+  }
+  std::vector<std::string> names;
+  for (const UnitEntry& u : units) names.emplace_back(u.name);
+  std::vector<std::string> variants = CaseVariants(unit, names);
+  if (variants.size() == 1 && SameBitByteLetters(unit, variants[0])) {
+    for (const UnitEntry& u : units) {
+      if (variants[0] == u.name) return Scale(text, number, u, out);
     }
   }
-  return InvalidArgumentError(
-      fmt::format("\"{}\": unknown unit \"{}\" for a {}; valid: {}", text, unit, kind, accepted));
+  if (!variants.empty()) {
+    return InvalidArgumentError(fmt::format(
+        "\"{}\": unit \"{}\" is ambiguous: write {} (case matters here: \"B\" is a byte and "
+        "\"b\" a bit)",
+        text, unit, QuotedAlternatives(variants)));
+  }
+  return InvalidArgumentError(fmt::format("\"{}\": unknown unit \"{}\" for a {}; valid: {}{}", text,
+                                          unit, kind, accepted, DidYouMean(unit, names)));
 }
 
 }  // namespace

@@ -20,8 +20,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "base/errors.h"
+#include "base/suggest.h"
 
 namespace placesim::strategies {
 namespace {
@@ -191,8 +193,13 @@ const std::vector<ModelSpec>& ModelPresets() {
 }
 
 const ModelSpec* FindModelPreset(std::string_view name) {
+  // The exact name, else its one case variant (`Llama3-70B`).
+  std::optional<std::string> variant = UniqueCaseInsensitiveMatch(name, ModelPresetNames());
   for (const ModelSpec& m : ModelPresets()) {
     if (m.name == name) return &m;
+  }
+  for (const ModelSpec& m : ModelPresets()) {
+    if (variant && m.name == *variant) return &m;
   }
   return nullptr;
 }
@@ -223,13 +230,17 @@ StatusOr<StrategySpec> ExpandStrategyPreset(std::string_view name,
 StatusOr<StrategySpec> ExpandStrategyPreset(std::string_view name, const topology::MeshShape& mesh,
                                             int gpus_per_node) {
   const StrategyPresetInfo* info = nullptr;
+  // The exact name, else its one case variant (`FSDP`).
+  std::optional<std::string> variant = UniqueCaseInsensitiveMatch(name, StrategyPresetNames());
   for (const StrategyPresetInfo& s : StrategyPresets()) {
-    if (s.name == name) info = &s;
+    if (s.name == name || (info == nullptr && variant && s.name == *variant)) info = &s;
   }
   if (info == nullptr) {
-    return NotFoundError(
-        fmt::format("unknown strategy \"{}\"; valid: {}", name, JoinNames(StrategyPresetNames())));
+    return NotFoundError(fmt::format("unknown strategy \"{}\"; valid: {}{}", name,
+                                     JoinNames(StrategyPresetNames()),
+                                     DidYouMean(name, StrategyPresetNames())));
   }
+  name = info->name;  // the canonical spelling from here on: `FSDP` expands as `fsdp`
   StrategySpec s;
   s.name = info->name;
   s.description = info->description;

@@ -55,8 +55,10 @@
 #include "topology/presets.h"
 
 #include <array>
+#include <optional>
 
 #include "base/check.h"
+#include "base/suggest.h"
 
 namespace placesim::topology {
 namespace {
@@ -299,9 +301,20 @@ NodeSpec Gb200Nvl72() {
 std::vector<NodeSpec> MakeNodes() { return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72()}; }
 
 template <typename T>
+std::vector<std::string> Names(const std::vector<T>& items);
+
+// The exact name, else its one case variant (`H100-SXM` for `h100-sxm`); preset names never
+// differ only in case, so a variant is unambiguous (UniqueCaseInsensitiveMatch refuses it
+// otherwise).
+template <typename T>
 const T* FindByName(const std::vector<T>& items, std::string_view name) {
   for (const T& t : items) {
     if (t.name == name) return &t;
+  }
+  std::optional<std::string> variant = UniqueCaseInsensitiveMatch(name, Names(items));
+  if (!variant) return nullptr;
+  for (const T& t : items) {
+    if (t.name == *variant) return &t;
   }
   return nullptr;
 }

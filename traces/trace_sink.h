@@ -48,6 +48,10 @@ class TraceSink {
  public:
   virtual ~TraceSink() = default;
 
+  // Called once before any event with the number of slices and counter samples the run
+  // expects to write at most (ops x traced ranks), so a sink can warn about a large trace
+  // before writing it. Default: ignored.
+  virtual void ExpectEvents(int64_t events) {}
   // Names process `pid` (a traced rank) and orders it among processes (lower sort_index first).
   virtual void ProcessName(uint32_t pid, std::string_view name, int64_t sort_index) = 0;
   // Names thread `tid` (a stream) of process `pid` and orders it within the process.

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "base/suggest.h"
 #include "traces/atomic_output_file.h"
 
 namespace placesim::sim {
@@ -18,6 +19,15 @@ bool WantsHelp(const std::vector<std::string>& args) {
          std::find(args.begin(), args.end(), "-h") != args.end();
 }
 
+std::vector<std::string> LongOptionNames(const po::options_description& desc) {
+  std::vector<std::string> names;
+  for (const auto& option : desc.options()) {
+    // Program_options names an option "--name" in its messages; compare like with like.
+    if (!option->long_name().empty()) names.push_back("--" + option->long_name());
+  }
+  return names;
+}
+
 bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
                const po::options_description& desc, const po::positional_options_description& pos,
                std::ostream& err, po::variables_map* vm) {
@@ -26,6 +36,11 @@ bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
   try {
     po::store(po::command_line_parser(args).options(desc).positional(pos).run(), target);
     po::notify(target);
+  } catch (const po::unknown_option& e) {
+    err << "placesim " << command << ": " << e.what()
+        << DidYouMean(e.get_option_name(), LongOptionNames(desc)) << "\n"
+        << "run `placesim " << command << " --help` for its options\n";
+    return false;
   } catch (const po::error& e) {
     err << "placesim " << command << ": " << e.what() << "\n"
         << "run `placesim " << command << " --help` for its options\n";
@@ -38,7 +53,7 @@ bool CheckChoice(const std::string& command, const std::string& flag, const std:
                  const std::vector<std::string>& allowed, std::ostream& err) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return true;
   err << "placesim " << command << ": --" << flag << ": \"" << value
-      << "\": unknown value; valid: " << JoinNames(allowed) << "\n";
+      << "\": unknown value; valid: " << JoinNames(allowed) << DidYouMean(value, allowed) << "\n";
   return false;
 }
 

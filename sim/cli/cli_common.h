@@ -19,9 +19,13 @@ namespace placesim::sim {
 // without the required positional arguments.
 bool WantsHelp(const std::vector<std::string>& args);
 
+// The long names of `desc`'s options as typed, "--name": the candidates of "did you mean".
+std::vector<std::string> LongOptionNames(const boost::program_options::options_description& desc);
+
 // Parses `args` against `desc` and `pos` into `vm` (which may be null when the options
-// write to their own variables). On failure prints "placesim COMMAND: <problem>" and a hint
-// to `--help`, and returns false. Never throws.
+// write to their own variables). On failure prints "placesim COMMAND: <problem>" (for an
+// unknown flag, with the closest valid one: `did you mean "--trace"?`) and a hint to
+// `--help`, and returns false. Never throws.
 bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
                const boost::program_options::options_description& desc,
                const boost::program_options::positional_options_description& pos, std::ostream& err,

@@ -21,8 +21,10 @@
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "base/suggest.h"
 #include "placesim/json.h"
 #include "placesim/placesim.h"
+#include "placesim/version.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/compare.h"
 #include "sim/cli/economics.h"
@@ -30,6 +32,7 @@
 #include "sim/cli/report.h"
 #include "sim/cli/search.h"
 #include "sim/cli/sweep.h"
+#include "sim/cli/trace_window.h"
 #include "sim/collectives/registry.h"
 #include "sim/executor/executor.h"
 #include "sim/network/network_model.h"
@@ -38,6 +41,7 @@
 #include "strategies/presets.h"
 #include "strategies/report.h"
 #include "topology/cluster.h"
+#include "topology/dot.h"
 #include "topology/presets.h"
 #include "topology/summary.h"
 #include "traces/atomic_output_file.h"
@@ -47,8 +51,6 @@ namespace placesim::sim {
 namespace {
 
 namespace po = boost::program_options;
-
-constexpr const char* kVersion = "0.1.0";
 
 constexpr const char* kUsage =
     "usage: placesim COMMAND [ARGS]\n"
@@ -79,7 +81,8 @@ constexpr const char* kUsage =
     "\n"
     "Every command that reads a scenario takes --set FIELD.PATH=VALUE (repeatable), e.g.\n"
     "  placesim analyze examples/zero-7.5b.textproto --set strategy.preset=zero2\n"
-    "Run `placesim COMMAND --help` for a command's options.\n"
+    "Run `placesim help COMMAND` (or `placesim COMMAND --help`) for a command's options,\n"
+    "`placesim --version` for the version.\n"
     "\n"
     "Exit codes: 0 ok; 1 a regression (compare); 2 bad input; 3 the strategy is incorrect\n"
     "(analyze).\n";
@@ -325,6 +328,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   ScenarioArgs a;
   std::string trace_path;
   std::string trace_ranks;
+  std::string trace_window;
   std::string network;
   a.formats = {"table", "json", "csv"};
   po::options_description desc("placesim simulate SCENARIO [options]");
@@ -333,9 +337,12 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
                      "write the timeline to FILE (Chrome trace JSON; opens in Perfetto)")(
       "trace-ranks", po::value<std::string>(&trace_ranks),
       "with --trace: the ranks to write, e.g. 0-7,64 (default: the simulated rank of each "
-      "role)")("network", po::value<std::string>(&network),
-               "override the scenario's simulation.network_model: flow (max-min fair sharing "
-               "of every link) or analytic (alpha-beta, no contention)");
+      "role)")("trace-window", po::value<std::string>(&trace_window),
+               "with --trace: only a part of the step, a time range (0ms-50ms) or the slices "
+               "of a micro-batch range (mb:0-1)")(
+      "network", po::value<std::string>(&network),
+      "override the scenario's simulation.network_model: flow (max-min fair sharing "
+      "of every link) or analytic (alpha-beta, no contention)");
   if (auto done = ParseScenarioCommand("simulate", args, desc, a, out, err)) {
     return *done;
   }
@@ -348,6 +355,16 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     err << "placesim simulate: --trace-ranks needs --trace FILE\n";
     return kExitBadInput;
   }
+  if (!trace_window.empty() && trace_path.empty()) {
+    err << "placesim simulate: --trace-window needs --trace FILE\n";
+    return kExitBadInput;
+  }
+  TraceWindow window;
+  if (!trace_window.empty()) {
+    StatusOr<TraceWindow> parsed = ParseTraceWindow(trace_window);
+    if (!parsed.ok()) return ReportError(err, "simulate", parsed.status());
+    window = *parsed;
+  }
 
   StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
@@ -357,24 +374,34 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (!ranks.ok()) return ReportError(err, "", ranks.status());
     options.trace_ranks = std::move(*ranks);
   }
+  // A micro-batch window needs the time span of its micro-batches: a first, traceless run.
+  StatusOr<TraceWindow> spanned = WithMicroBatchSpan(window, [&](traces::TraceSink& probe) {
+    api::SimulateOptions measuring = options;
+    measuring.trace = &probe;
+    return api::Simulate(*scenario, measuring).status();
+  });
+  if (!spanned.ok()) return ReportError(err, "simulate", spanned.status());
+  window = *spanned;
 
   // The trace streams into a temporary file next to trace_path while the step runs (memory
   // stays bounded whatever its size) and replaces trace_path only once complete; any failure
   // removes the temporary (destroying `trace_file`; the writer, declared after it, goes first).
   std::unique_ptr<traces::AtomicOutputFile> trace_file;
   std::optional<traces::ChromeTraceWriter> writer;
+  std::optional<WindowedTraceSink> windowed;  // the window and the size warning
   if (!trace_path.empty()) {
     StatusOr<std::unique_ptr<traces::AtomicOutputFile>> created =
         traces::AtomicOutputFile::Create(trace_path);
     if (!created.ok()) return ReportError(err, "simulate --trace", created.status());
     trace_file = std::move(created).value();
     writer.emplace(trace_file->stream());
-    options.trace = &*writer;
+    windowed.emplace(&*writer, window, &err);
+    options.trace = &*windowed;
   }
   StatusOr<SimResult> result = api::Simulate(*scenario, options);
   if (!result.ok()) return ReportError(err, "simulate", result.status());
-  if (writer) {
-    Status finished = writer->Finish();
+  if (windowed) {
+    Status finished = windowed->Finish();
     if (!finished.ok()) return ReportError(err, "simulate --trace", finished);
     Status written = trace_file->Commit();
     if (!written.ok()) return ReportError(err, "simulate --trace", written);
@@ -432,13 +459,24 @@ nlohmann::ordered_json TopologyJson(const topology::TopologyStats& s) {
 int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ScenarioArgs a;
   std::string dot;
+  std::string dot_level = "auto";
   a.formats = {"table", "json"};
   po::options_description desc("placesim topology SCENARIO [options]");
   AddScenarioOptions(desc, a);
   desc.add_options()("dot", po::value<std::string>(&dot),
-                     "also write the cluster graph to FILE (Graphviz)");
+                     "also write the cluster graph to FILE (Graphviz: `dot -Tsvg FILE`)")(
+      "dot-level", po::value<std::string>(&dot_level)->default_value("auto"),
+      "with --dot: gpu (every GPU, switch and NIC, a box per node), node (one vertex per "
+      "node and the scale-out switches) or auto (gpu up to 64 GPUs, node beyond)");
   if (auto done = ParseScenarioCommand("topology", args, desc, a, out, err)) {
     return *done;
+  }
+  static const std::map<std::string, topology::DotLevel> kDotLevels = {
+      {"auto", topology::DotLevel::kAuto},
+      {"gpu", topology::DotLevel::kGpu},
+      {"node", topology::DotLevel::kNode}};
+  if (!CheckChoice("topology", "dot-level", dot_level, {"auto", "gpu", "node"}, err)) {
+    return kExitBadInput;
   }
 
   StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
@@ -448,7 +486,7 @@ int Topology(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
   if (!dot.empty()) {
     std::ostringstream graph;
-    topology::WriteDot(*cluster, graph);
+    topology::WriteReadableDot(*cluster, graph, kDotLevels.at(dot_level));
     Status written = WriteFileAtomically(dot, graph.str());
     if (!written.ok()) return ReportError(err, "topology --dot", written);
   }
@@ -559,12 +597,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   const std::string& command = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (command == "--help" || command == "-h" || command == "help") {
-    out << kUsage;
-    return kExitOk;
-  }
-  if (command == "--version") {
-    out << "placesim " << kVersion << "\n";
+  if (command == "--version" || command == "version") {
+    out << "placesim " << kPlacesimVersion << "\n";
     return kExitOk;
   }
   using Handler = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
@@ -574,13 +608,28 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       {"topology", &Topology}, {"presets", &Presets},    {"export", &RunExport},
       {"report", &RunReport},
   };
-  for (const auto& [name, handler] : kCommands) {
-    if (command == name) return handler(rest, out, err);
-  }
   std::vector<std::string> names;
   for (const auto& [name, handler] : kCommands) names.push_back(name);
-  err << "placesim: unknown command \"" << command << "\"; valid: " << JoinNames(names) << "\n";
-  return kExitBadInput;
+  auto find = [&](const std::string& wanted) -> Handler {
+    for (const auto& [name, handler] : kCommands) {
+      if (wanted == name) return handler;
+    }
+    err << "placesim: unknown command \"" << wanted << "\"; valid: " << JoinNames(names)
+        << DidYouMean(wanted, names) << "\n";
+    return nullptr;
+  };
+  // `placesim help` is the overview; `placesim help COMMAND` is that command's --help, so
+  // both spellings show the same real options.
+  if (command == "--help" || command == "-h" || command == "help") {
+    if (command != "help" || rest.empty()) {
+      out << kUsage;
+      return kExitOk;
+    }
+    Handler handler = find(rest[0]);
+    return handler ? handler({"--help"}, out, err) : kExitBadInput;
+  }
+  Handler handler = find(command);
+  return handler ? handler(rest, out, err) : kExitBadInput;
 }
 
 }  // namespace placesim::sim

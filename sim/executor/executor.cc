@@ -556,6 +556,11 @@ Status Runner::SetupTrace() {
                    internal::TracedRanksPerLane(opt_.trace_ranks, ctx_.mesh, ctx_.rank_order,
                                                 traced, lane_of_stage_, kMaxTracedOps));
   traces::TraceSink& t = *opt_.trace;
+  int64_t events = 0;  // each op is at most one slice or one counter sample per traced rank
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    events += static_cast<int64_t>(ranks[k].size() * lanes_[k].sched->ops.size());
+  }
+  t.ExpectEvents(events);
   for (size_t k = 0; k < lanes_.size(); ++k) {
     Lane& lane = lanes_[k];
     for (int64_t r : ranks[k]) {

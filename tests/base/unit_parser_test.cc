@@ -99,3 +99,47 @@ TEST(ParseFlopRate, AcceptsTeraFlopsPerSecond) {
 
 }  // namespace
 }  // namespace placesim
+
+// Case variants (unit_parser.h): accepted only where one unit matches and no bit becomes a
+// byte; the ambiguous ones are refused naming the alternatives.
+namespace placesim {
+namespace {
+
+TEST(UnitCase, AcceptsUnambiguousCaseVariants) {
+  // "bps" exists only in bits: 100 Gbps = 100e9 / 8 bytes/s.
+  EXPECT_EQ(ParseBandwidth("100 gbps")->bytes_per_second(), 100e9 / 8);
+  EXPECT_EQ(ParseBandwidth("100 GBPS").ok(), false);   // GBPS would turn the bit into a byte
+  EXPECT_EQ(*ParseDuration("5 MS"), Milliseconds(5));  // durations have no mega-seconds
+  EXPECT_EQ(*ParseFlopRate("989 tflops"), TeraFlopRate(989));
+}
+
+TEST(UnitCase, RefusesBitsOrBytesGuesses) {
+  // Sizes: GB or Gb, KB or Kb, GiB or Gib.
+  for (const char* text : {"80 gb", "80 kb", "80 gib"}) {
+    Status r = ParseBytes(text).status();
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_THAT(r.message(), HasSubstr("is ambiguous")) << text;
+    EXPECT_THAT(r.message(), HasSubstr("\"B\" is a byte")) << text;
+  }
+  for (const char* text : {"100 gb/s", "100 tb/s"}) {
+    Status r = ParseBandwidth(text).status();
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_THAT(r.message(), HasSubstr("is ambiguous")) << text;
+  }
+  auto gb = ParseBandwidth("100 gb/s");
+  EXPECT_THAT(gb.status().message(), HasSubstr("write \"GB/s\" or \"Gb/s\""));
+  // One match that flips a "b" to "B": refused too.
+  auto gib = ParseBandwidth("1 gib/s");
+  ASSERT_FALSE(gib.ok());
+  EXPECT_THAT(gib.status().message(), HasSubstr("write \"GiB/s\""));
+}
+
+TEST(UnitCase, UnknownUnitsSuggestTheClosest) {
+  auto r = ParseBandwidth("450 GBs");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("unknown unit \"GBs\""));
+  EXPECT_THAT(r.status().message(), HasSubstr("did you mean"));
+}
+
+}  // namespace
+}  // namespace placesim

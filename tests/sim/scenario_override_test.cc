@@ -147,11 +147,11 @@ TEST(ScenarioOverride, CreatesSubMessagesOnDemand) {
 TEST(ScenarioOverride, UnknownFieldListsTheValidNamesAtThatLevel) {
   EXPECT_EQ(OverrideError("cluster.nodez", "3"),
             "cluster.nodez: unknown field \"nodez\" in cluster; valid: node_preset, node, nodes, "
-            "fabric, vertices, links");
+            "fabric, vertices, links; did you mean \"nodes\"?");
   // The Scenario message's fields in schema order (sim/scenario/proto/scenario.proto).
   EXPECT_EQ(OverrideError("clustr.nodes", "3"),
             "clustr.nodes: unknown field \"clustr\" in the scenario; valid: name, description, "
-            "cluster, model, training, strategy, simulation, economics");
+            "cluster, model, training, strategy, simulation, economics; did you mean \"cluster\"?");
 }
 
 TEST(ScenarioOverride, AMessageIsNotAScalar) {

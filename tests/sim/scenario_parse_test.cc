@@ -97,7 +97,7 @@ TEST(ScenarioParse, TextParseErrorShowsLineAndColumn) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "<input>:3:3: unknown field \"nodez\" in cluster; valid: node_preset, node, nodes, "
-            "fabric, vertices, links");
+            "fabric, vertices, links; did you mean \"nodes\"?");
 }
 
 TEST(ScenarioParse, TextUnknownFieldInNestedMessageNamesItsPlace) {

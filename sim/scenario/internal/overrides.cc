@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <limits>
 #include <variant>
+#include <vector>
 
 #include "base/errors.h"
+#include "base/suggest.h"
 #include "sim/collectives/registry.h"
 #include "sim/network/network_model.h"
 #include "sim/scenario/proto/scenario.pb.h"
@@ -304,14 +306,13 @@ void SetValue(Message* msg, const FieldDescriptor* field, int index, const Scala
 
 }  // namespace
 
-std::string FieldNames(const Descriptor* type) {
-  std::string out;
-  for (int i = 0; i < type->field_count(); ++i) {
-    if (i) out += ", ";
-    out += type->field(i)->name();
-  }
-  return out;
+std::vector<std::string> FieldNameList(const Descriptor* type) {
+  std::vector<std::string> names;
+  for (int i = 0; i < type->field_count(); ++i) names.push_back(type->field(i)->name());
+  return names;
 }
+
+std::string FieldNames(const Descriptor* type) { return JoinNames(FieldNameList(type)); }
 
 std::string ShortEnumName(const EnumValueDescriptor* value) {
   std::string prefix = EnumPrefix(value->type());
@@ -374,8 +375,9 @@ Status ApplyOverride(Message* root, std::string_view path_in, std::string_view v
     const Descriptor* type = view->GetDescriptor();
     const FieldDescriptor* field = FindField(type, seg.name);
     if (field == nullptr) {
-      return InvalidArgumentError(fmt::format("{}: unknown field \"{}\" in {}; valid: {}", path,
-                                              seg.name, Where(segs, i), FieldNames(type)));
+      return InvalidArgumentError(fmt::format("{}: unknown field \"{}\" in {}; valid: {}{}", path,
+                                              seg.name, Where(segs, i), FieldNames(type),
+                                              DidYouMean(seg.name, FieldNameList(type))));
     }
     const std::string here = Where(segs, i + 1);
     if (field->is_repeated() && !seg.indexed) {

@@ -37,6 +37,8 @@ Status ApplyAssignments(google::protobuf::Message* root,
 
 // Field names of `type` in declaration order, joined as "a, b, c".
 std::string FieldNames(const google::protobuf::Descriptor* type);
+// The same names as a list: the candidates of "did you mean".
+std::vector<std::string> FieldNameList(const google::protobuf::Descriptor* type);
 
 // The valid names of an enum, without its UNSPECIFIED value: full names ("RECOMPUTE_NONE,
 // RECOMPUTE_FULL") or short lower-case ones ("none, full").

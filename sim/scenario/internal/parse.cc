@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "base/suggest.h"
 #include "sim/scenario/internal/overrides.h"
 
 namespace placesim::sim::scenario_internal {
@@ -91,8 +92,8 @@ std::string ExplainTextError(const std::string& message) {
       const Descriptor* type =
           google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(type_name);
       if (type != nullptr && name_end != std::string::npos) {
-        return fmt::format("unknown field \"{}\" in {}; valid: {}", field, TypeLocation(type),
-                           FieldNames(type));
+        return fmt::format("unknown field \"{}\" in {}; valid: {}{}", field, TypeLocation(type),
+                           FieldNames(type), DidYouMean(field, FieldNameList(type)));
       }
     }
     return message;
@@ -240,8 +241,9 @@ class JsonSchemaWalker {
       }
       std::string here = JoinPath(path, key);
       if (field == nullptr) {
-        errors_->AddLine(fmt::format("{}: unknown field \"{}\" in {}; valid: {}", here, key,
-                                     path.empty() ? "the scenario" : path, FieldNames(type)));
+        errors_->AddLine(fmt::format("{}: unknown field \"{}\" in {}; valid: {}{}", here, key,
+                                     path.empty() ? "the scenario" : path, FieldNames(type),
+                                     DidYouMean(key, FieldNameList(type))));
         continue;
       }
       here = JoinPath(path, field->name());

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "base/suggest.h"
 #include "base/unit_parser.h"
 #include "base/units.h"
 #include "sim/collectives/registry.h"
@@ -305,7 +306,8 @@ class Resolver {
       const topology::NodeSpec* preset = topology::FindNodePreset(c.node_preset());
       if (preset == nullptr) {
         problems_.Add("cluster.node_preset", Quote(c.node_preset()),
-                      "unknown node preset; valid: " + JoinNames(topology::NodePresetNames()));
+                      "unknown node preset; valid: " + JoinNames(topology::NodePresetNames()) +
+                          DidYouMean(c.node_preset(), topology::NodePresetNames()));
         base.ok = false;
         base.preset_unknown = true;
       } else {
@@ -328,7 +330,8 @@ class Resolver {
       const topology::DeviceSpec* d = topology::FindDevicePreset(n.gpu_preset());
       if (d == nullptr) {
         problems_.Add("cluster.node.gpu_preset", Quote(n.gpu_preset()),
-                      "unknown GPU preset; valid: " + JoinNames(topology::DevicePresetNames()));
+                      "unknown GPU preset; valid: " + JoinNames(topology::DevicePresetNames()) +
+                          DidYouMean(n.gpu_preset(), topology::DevicePresetNames()));
         base.ok = false;
         base.preset_unknown = true;
       } else {
@@ -673,7 +676,8 @@ class Resolver {
       const strategies::ModelSpec* preset = strategies::FindModelPreset(m.preset());
       if (preset == nullptr) {
         problems_.Add("model.preset", Quote(m.preset()),
-                      "unknown model preset; valid: " + JoinNames(strategies::ModelPresetNames()));
+                      "unknown model preset; valid: " + JoinNames(strategies::ModelPresetNames()) +
+                          DidYouMean(m.preset(), strategies::ModelPresetNames()));
         return false;
       }
       model = *preset;
@@ -1005,18 +1009,23 @@ class Resolver {
   bool ResolveStrategyBase(const topology::MeshShape& mesh) {
     const pb::Strategy& s = doc_.strategy();
     std::string preset = s.has_preset() ? s.preset() : "";
-    bool custom = preset.empty() || preset == "custom";
-    bool known = true;
     std::vector<std::string> names = strategies::StrategyPresetNames();
     names.push_back("custom");
+    // A case variant (`FSDP`) stands for its preset from here on, in outputs too.
+    if (std::find(names.begin(), names.end(), preset) == names.end()) {
+      preset = UniqueCaseInsensitiveMatch(preset, names).value_or(preset);
+    }
+    bool custom = preset.empty() || preset == "custom";
+    bool known = true;
     if (custom && s.placements_size() == 0) {
       problems_.Add("strategy.preset", s.has_preset() ? Quote(preset) : std::string(kUnset),
                     "a strategy is required: name a preset (valid: " + JoinNames(names) +
                         ") or write strategy.placements out with preset \"custom\"");
       known = false;
     } else if (!custom && std::find(names.begin(), names.end(), preset) == names.end()) {
-      problems_.Add("strategy.preset", Quote(preset),
-                    "unknown strategy preset; valid: " + JoinNames(names));
+      problems_.Add(
+          "strategy.preset", Quote(preset),
+          "unknown strategy preset; valid: " + JoinNames(names) + DidYouMean(preset, names));
       known = false;
     }
     strategies::StrategySpec& spec = out_.strategy;
