@@ -56,8 +56,9 @@
 //             recompute; under ring attention, cp > 1, the block holding attention runs as cp
 //             ops of 1/cp of its work) and a backward-weight op; the embedding's forward and
 //             backward-weight (first stage); the output layer's forward, backward-input and
-//             backward-weight (last stage). T_c = m (C_fwd + C_bwd) with C_fwd, C_bwd the roofline time plus
-//             kernels · kernel_overhead of one micro-batch's forward, backward (+ recompute).
+//             backward-weight (last stage). T_c = m (C_fwd + C_bwd) with C_fwd, C_bwd the
+//             roofline time plus kernels · kernel_overhead of one micro-batch's forward,
+//             backward (+ recompute).
 //   optimizer the GPU step over the role's Ω shard of ω = optimizer bytes / bytes per element
 //             (cost::PassCosts::OptimizerStep): roofline of (12 or 4 or 16)·ω FLOPs and
 //             ω (G + 2Ω + Θ) bytes read and written (memory-bound), one kernel; none when Ω is
