@@ -1347,8 +1347,8 @@ Plan PlanHeader(const Context& c) {
   }
   if (c.arch && model.transformer.experts > 1) {
     plan.notes.push_back(
-        "FLOPs use Narayanan eq. 3 for the dense shape; expert MLP FLOPs are "
-        "not scaled by top_k");
+        "FLOPs use Narayanan eq. 3 over the model's shapes, each token's expert MLP counted "
+        "top_k times (x capacity_factor when set), plus the router");
   }
   return plan;
 }
