@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "placesim/placesim.h"
+#include "sim/economics/economics.h"
 
 namespace placesim::api {
 
@@ -25,6 +26,11 @@ namespace placesim::api {
 // each role's under "roles". REQUIRES: r.roles is not empty.
 nlohmann::ordered_json SimulationJson(const SimResult& r);
 
+// The "economics" object of analyze, simulate, each sweep point and each search row, when the
+// scenario has an `economics` message (docs/economics.md): figures not asked for (no price,
+// no grid intensity, no run length, no step time) are left out.
+nlohmann::ordered_json EconomicsJson(const sim::economics::Figures& f);
+
 // A sweep document's "kind" and "version"; `placesim merge` accepts only shards that carry
 // both.
 inline constexpr char kSweepKind[] = "sweep";
@@ -32,12 +38,15 @@ inline constexpr int kSweepVersion = 1;
 
 // `placesim sweep --format json`: `scenario` names the input (its path, or "<dict>"), `sets`
 // are its overrides, `network` the network option as given. Every point has every key, null
-// where not computed.
+// where not computed; "economics" (EconomicsJson) only when some point's scenario has an
+// `economics` message, and then on every point (null where the point failed).
 nlohmann::ordered_json SweepJson(const SweepResult& r, const std::string& scenario,
                                  const std::vector<std::string>& sets, const std::string& network);
 
 // `placesim search --format json` of `r`, run with `options` over `scenario` (named
-// `scenario_name`); an exhaustive space adds the knobs only it searches to each row.
+// `scenario_name`); an exhaustive space adds the knobs only it searches to each row, and a
+// scenario with an `economics` message adds "economics" (EconomicsJson) to each row: the
+// simulated step's figures, or at the estimated step time with tdp_bound true.
 nlohmann::ordered_json SearchJson(const SearchResult& r, const SearchOptions& options,
                                   const Scenario& scenario, const std::string& scenario_name);
 

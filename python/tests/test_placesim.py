@@ -229,6 +229,25 @@ class SweepTest(unittest.TestCase):
             placesim.sweep(TINY, [vary], mode="simulate", jobs=2),
             cli_json("sweep", TINY, "--vary", vary, "--mode", "simulate", "--jobs", "2"))
 
+    def test_economics_are_the_clis_and_priced_per_point(self):
+        sets = ["economics.price_per_gpu_hour_usd=2", "economics.steps_to_train=1000"]
+        vary = "training.micro_batch=2,4"
+        study = placesim.sweep(placesim.load(TINY, sets), [vary], mode="simulate")
+        args = [a for s in sets for a in ("--set", s)]
+        self.assertEqual(study, cli_json("sweep", TINY, "--vary", vary, "--mode", "simulate",
+                                         *args))
+        for p in study["points"]:
+            e = p["economics"]
+            # 1,000 steps on 2 GPUs: GPU-hours = 2 x 1,000 x step / 3,600 s; cost = that x $2.
+            gpu_hours = 2 * 1000 * p["step_time_s"] / 3600
+            self.assertAlmostEqual(e["gpu_hours"], gpu_hours, places=12)
+            self.assertAlmostEqual(e["cost_usd"], 2 * gpu_hours, places=12)
+        rows = placesim.search(placesim.load(TINY, sets), simulate_top=1, top=3)["rows"]
+        # An estimated row is priced at its estimated step, at the TDP bound.
+        self.assertEqual([r["economics"]["tdp_bound"] for r in rows],
+                         [r["source"] == "estimated" for r in rows])
+        self.assertNotIn("economics", placesim.sweep(TINY, [vary])["points"][0])
+
     def test_a_value_the_field_refuses_names_the_field_and_the_rule(self):
         with self.assertRaises(placesim.ScenarioError) as caught:
             placesim.sweep(ZERO, {"cluster.nodes": [4, "many"]})

@@ -132,15 +132,22 @@ Json FindingsJson(const SimResult& r) {
   return findings;
 }
 
+// Adds `key` only when the figure was asked for (and so computed).
+template <typename T>
+void Put(Json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
 // ---------------------------------------------------------------------------------- sweep
 template <typename T, typename F>
 Json OrNull(const std::optional<T>& v, F f) {
   return v ? Json(f(*v)) : Json(nullptr);
 }
 
-// The point's row, every key present in a fixed order (null where not computed).
+// The point's row, every key present in a fixed order (null where not computed);
+// "economics" only when the sweep has any.
 Json PointJson(const study::SweepPoint& point, const std::vector<study::VaryAxis>& axes,
-               bool simulate) {
+               bool simulate, bool economics) {
   auto same = [](auto v) { return v; };
   auto bytes = [](Bytes b) { return b.count(); };
   auto seconds = [](Duration d) { return d.ToSeconds(); };
@@ -161,6 +168,7 @@ Json PointJson(const study::SweepPoint& point, const std::vector<study::VaryAxis
     p["sim_peak_memory_bytes"] = OrNull(point.sim_peak_memory, bytes);
     p["exposed_comm_s"] = OrNull(point.exposed_comm, seconds);
   }
+  if (economics) p["economics"] = OrNull(point.economics, EconomicsJson);
   p["error"] = point.ok ? Json(nullptr) : Json(point.error);
   return p;
 }
@@ -226,10 +234,36 @@ Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::Ranke
                                : strategies::DominantCostVsBest(s.estimate, best.screened.estimate);
   j["estimate_breakdown_s"] = CostPartsJson(s.estimate);
   j["simulation_error"] = row.simulation_error.empty() ? Json(nullptr) : Json(row.simulation_error);
+  if (row.economics) j["economics"] = EconomicsJson(*row.economics);
   return j;
 }
 
 }  // namespace
+
+Json EconomicsJson(const sim::economics::Figures& f) {
+  Json j;
+  j["gpus"] = f.gpus;
+  j["utilization"] = f.utilization;
+  j["tdp_bound"] = f.tdp_bound;
+  j["gpu_idle_w"] = f.gpu_idle.watts();
+  j["gpu_tdp_w"] = f.gpu_tdp.watts();
+  j["gpu_power_w"] = f.gpu_power.watts();
+  j["pue"] = f.pue;
+  j["facility_power_w"] = f.facility_power.watts();
+  j["energy_per_hour_kwh"] = f.energy_per_hour.ToKilowattHours();
+  Put(j, "price_per_gpu_hour_usd", f.price_per_gpu_hour_usd);
+  Put(j, "cost_per_hour_usd", f.cost_per_hour_usd);
+  Put(j, "grid_intensity_gco2_per_kwh", f.grid_intensity_gco2_per_kwh);
+  Put(j, "co2_kg_per_hour", f.co2_kg_per_hour);
+  if (f.energy_per_step) j["energy_per_step_j"] = f.energy_per_step->joules();
+  Put(j, "steps_to_train", f.steps);
+  Put(j, "time_to_train_s", f.time_to_train_s);
+  Put(j, "gpu_hours", f.gpu_hours);
+  if (f.energy_to_train) j["energy_to_train_kwh"] = f.energy_to_train->ToKilowattHours();
+  Put(j, "cost_usd", f.cost_usd);
+  Put(j, "co2_kg", f.co2_kg);
+  return j;
+}
 
 Json SimulationJson(const SimResult& r) {
   const bool single = r.roles.size() == 1;
@@ -270,7 +304,9 @@ Json SweepJson(const SweepResult& r, const std::string& scenario,
   doc["shard"] = {{"index", r.shard.index}, {"count", r.shard.count}};
   Json list = Json::array();
   const bool simulate = r.mode == study::SweepMode::kSimulate;
-  for (const auto& p : r.points) list.push_back(PointJson(p, r.axes, simulate));
+  const bool economics = std::any_of(r.points.begin(), r.points.end(),
+                                     [](const study::SweepPoint& p) { return p.economics; });
+  for (const auto& p : r.points) list.push_back(PointJson(p, r.axes, simulate, economics));
   doc["points"] = std::move(list);
   return doc;
 }

@@ -315,7 +315,7 @@ void PrintSimulateEconomics(const std::string& format, const SimResult& r,
                             const economics::Figures& f, std::ostream& out) {
   if (format == "json") {
     nlohmann::ordered_json j = api::SimulationJson(r);
-    j["economics"] = EconomicsJson(f);
+    j["economics"] = api::EconomicsJson(f);
     out << j.dump(2) << "\n";
   } else if (format == "csv") {
     out << AppendEconomicsCsv(SimulationCsv(r), f);

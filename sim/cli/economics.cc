@@ -5,6 +5,9 @@
 
 #include <optional>
 
+#include "placesim/json.h"
+#include "sim/study/sweep.h"
+
 namespace placesim::sim {
 namespace {
 
@@ -29,12 +32,6 @@ std::string FormatCo2(double kg) {
   return fmt::format("{:.1f} kg CO2e", kg);
 }
 
-// Adds `key` only when the figure was asked for (and so computed).
-template <typename T>
-void Put(nlohmann::ordered_json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-
 std::string Cell(const std::optional<double>& v) {
   return v ? fmt::format("{:.9g}", *v) : std::string();
 }
@@ -45,11 +42,7 @@ std::string Cell(const std::optional<int64_t>& v) {
 }  // namespace
 
 economics::Figures SimulatedEconomics(const Scenario& s, const SimResult& r) {
-  return economics::ComputeFigures(
-      *s.economics, {.gpus = s.strategy.mesh.world(),
-                     .tokens_per_step = s.training.global_batch * s.model.transformer.seq_len,
-                     .step_time = r.step_time,
-                     .utilization = economics::ComputeBusyFraction(r)});
+  return study::SimulatedEconomics(s, r);
 }
 
 economics::Figures AnalyzedEconomics(const Scenario& s) {
@@ -84,29 +77,48 @@ std::string EconomicsTable(const Figures& f) {
   return out;
 }
 
-nlohmann::ordered_json EconomicsJson(const Figures& f) {
-  nlohmann::ordered_json j;
-  j["gpus"] = f.gpus;
-  j["utilization"] = f.utilization;
-  j["tdp_bound"] = f.tdp_bound;
-  j["gpu_idle_w"] = f.gpu_idle.watts();
-  j["gpu_tdp_w"] = f.gpu_tdp.watts();
-  j["gpu_power_w"] = f.gpu_power.watts();
-  j["pue"] = f.pue;
-  j["facility_power_w"] = f.facility_power.watts();
-  j["energy_per_hour_kwh"] = f.energy_per_hour.ToKilowattHours();
-  Put(j, "price_per_gpu_hour_usd", f.price_per_gpu_hour_usd);
-  Put(j, "cost_per_hour_usd", f.cost_per_hour_usd);
-  Put(j, "grid_intensity_gco2_per_kwh", f.grid_intensity_gco2_per_kwh);
-  Put(j, "co2_kg_per_hour", f.co2_kg_per_hour);
-  if (f.energy_per_step) j["energy_per_step_j"] = f.energy_per_step->joules();
-  Put(j, "steps_to_train", f.steps);
-  Put(j, "time_to_train_s", f.time_to_train_s);
-  Put(j, "gpu_hours", f.gpu_hours);
-  if (f.energy_to_train) j["energy_to_train_kwh"] = f.energy_to_train->ToKilowattHours();
-  Put(j, "cost_usd", f.cost_usd);
-  Put(j, "co2_kg", f.co2_kg);
-  return j;
+std::vector<EconomicsColumn> EconomicsColumns(const nlohmann::ordered_json& rows) {
+  static constexpr EconomicsColumn kTotals[] = {{"time_to_train_s", "time to train"},
+                                                {"gpu_hours", "GPU-hours"},
+                                                {"cost_usd", "cost"},
+                                                {"energy_to_train_kwh", "energy"},
+                                                {"co2_kg", "CO2"}};
+  static constexpr EconomicsColumn kPerHour[] = {{"cost_per_hour_usd", "cost/h"},
+                                                 {"energy_per_hour_kwh", "energy/h"},
+                                                 {"co2_kg_per_hour", "CO2/h"}};
+  auto any_has = [&](const char* key) {
+    for (const auto& r : rows) {
+      auto e = r.find("economics");
+      if (e != r.end() && e->is_object() && e->contains(key)) return true;
+    }
+    return false;
+  };
+  std::vector<EconomicsColumn> out;
+  for (const auto& c : kTotals) {
+    if (any_has(c.key)) out.push_back(c);
+  }
+  if (!out.empty()) return out;
+  for (const auto& c : kPerHour) {
+    if (any_has(c.key)) out.push_back(c);
+  }
+  return out;
+}
+
+std::string EconomicsCell(const EconomicsColumn& column, const nlohmann::ordered_json* economics,
+                          bool csv) {
+  if (economics == nullptr || !economics->is_object() || !economics->contains(column.key)) {
+    return csv ? "" : "-";
+  }
+  const double v = economics->at(column.key).get<double>();
+  if (csv) return fmt::format("{:.9g}", v);
+  const std::string_view key = column.key;
+  if (key == "time_to_train_s") return FormatDays(v);
+  // Whole units from 100 on; small runs keep three significant digits.
+  if (key == "gpu_hours") return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+  if (key == "cost_usd") return v >= 100 ? fmt::format("${:.0f}", v) : fmt::format("${:.2f}", v);
+  if (key == "cost_per_hour_usd") return fmt::format("${:.2f}", v);
+  if (key.ends_with("_kwh")) return FormatKwh(KilowattHours(v));
+  return FormatCo2(v);
 }
 
 std::string AppendEconomicsCsv(const std::string& csv, const Figures& f) {
@@ -137,7 +149,7 @@ std::string AppendEconomicsCsv(const std::string& csv, const Figures& f) {
 
 std::string AddEconomicsToJson(const std::string& json, const Figures& f) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(json);
-  j["economics"] = EconomicsJson(f);
+  j["economics"] = api::EconomicsJson(f);
   return j.dump(2) + "\n";
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/economics/economics.h"
 #include "sim/scenario/scenario.h"
@@ -20,8 +21,20 @@ economics::Figures AnalyzedEconomics(const Scenario& s);
 
 // Lines for the table outputs, headed "economics".
 std::string EconomicsTable(const economics::Figures& f);
-// The "economics" object of the JSON outputs; figures not asked for are left out.
-nlohmann::ordered_json EconomicsJson(const economics::Figures& f);
+// A cost or energy column of the sweep and search tables and CSV: a key of the rows'
+// "economics" objects and the table's heading.
+struct EconomicsColumn {
+  const char* key;
+  const char* header;
+};
+// The columns `rows` (a JSON array of objects, each with or without "economics") show: the
+// run's totals where some row has them, else the per-hour figures; none without economics.
+std::vector<EconomicsColumn> EconomicsColumns(const nlohmann::ordered_json& rows);
+// The cell of `column` for a row's "economics" value (an object, null, or absent: pass
+// nullptr); "-" in a table and empty in CSV where the figure is missing.
+std::string EconomicsCell(const EconomicsColumn& column, const nlohmann::ordered_json* economics,
+                          bool csv);
+
 // `csv` (a header line, then rows) with the economics columns appended to every line; a
 // figure not asked for is an empty cell.
 std::string AppendEconomicsCsv(const std::string& csv, const economics::Figures& f);

@@ -13,6 +13,7 @@
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/economics.h"
 #include "sim/report/html_report.h"
 #include "sim/report/timeline_recorder.h"
 
@@ -81,6 +82,7 @@ int RunReport(const std::vector<std::string>& args, std::ostream& out, std::ostr
   report::SimulationReport page =
       report::CollectSimulation(path, Subject(*scenario, sets), *result, recorder);
   page.note = note;
+  if (scenario->economics) page.economics = SimulatedEconomics(*scenario, *result);
   Status written = report::WriteHtml(output, report::RenderSimulationHtml(page, *chartjs));
   if (!written.ok()) return ReportError(err, "report", written);
   return kExitOk;

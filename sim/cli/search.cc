@@ -21,6 +21,7 @@
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/economics.h"
 #include "sim/cli/export.h"
 #include "sim/export/export.h"
 #include "sim/report/html_report.h"
@@ -95,6 +96,8 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header;
   for (const Column& c : columns) header.push_back(format == "csv" ? c.key : c.header);
+  const std::vector<EconomicsColumn> money = EconomicsColumns(doc.at("rows"));
+  for (const auto& m : money) header.push_back(format == "csv" ? m.key : m.header);
   rows.push_back(header);
   for (const Json& r : doc.at("rows")) {
     std::vector<std::string> cells;
@@ -103,6 +106,11 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
       cells.push_back(format == "csv" ? (v.is_string() ? CsvField(v.get<std::string>()) : v.dump())
                                       : Cell(c.key, v));
     }
+    const auto economics = r.find("economics");
+    for (const auto& m : money) {
+      cells.push_back(EconomicsCell(m, economics == r.end() ? nullptr : &*economics,
+                                    /*csv=*/format == "csv"));
+    }
     rows.push_back(std::move(cells));
   }
   std::string out;
@@ -110,7 +118,7 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
     for (const auto& r : rows) out += fmt::format("{}\n", fmt::join(r, ","));
     return out;
   }
-  std::vector<size_t> width(columns.size(), 0);
+  std::vector<size_t> width(header.size(), 0);
   for (const auto& r : rows) {
     for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
   }
@@ -119,6 +127,11 @@ std::string Render(const Json& doc, const std::string& format, bool moe) {
       "(the rest: estimated)\n",
       doc.at("feasible").get<int64_t>(), doc.at("candidates").get<int64_t>(),
       doc.at("simulated").get<int64_t>(), doc.at("simulate_top").get<int64_t>());
+  if (!money.empty()) {
+    out +=
+        "cost and energy: at the simulated step, or for estimated rows at the estimated step and "
+        "the TDP bound (docs/economics.md)\n";
+  }
   for (const auto& r : rows) {
     std::string line;
     for (size_t c = 0; c < r.size(); ++c) {

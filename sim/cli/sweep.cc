@@ -29,6 +29,7 @@
 #include "placesim/placesim.h"
 #include "sim/cli/cli_common.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/economics.h"
 #include "sim/report/html_report.h"
 #include "sim/study/merge.h"
 #include "sim/study/network_choice.h"
@@ -90,6 +91,12 @@ std::vector<Column> MetricColumns(const Json& doc) {
   return c;
 }
 
+// A point's "economics" object; nullptr when the sweep has none.
+const Json* Economics(const Json& point) {
+  auto e = point.find("economics");
+  return e == point.end() ? nullptr : &*e;
+}
+
 std::vector<std::string> VaryFields(const Json& doc) {
   std::vector<std::string> fields;
   for (const auto& v : doc.at("vary")) fields.push_back(v.at("field").get<std::string>());
@@ -115,12 +122,15 @@ std::string RenderTable(const Json& doc) {
   std::vector<std::string> header = {"#"};
   header.insert(header.end(), fields.begin(), fields.end());
   for (const auto& m : metrics) header.push_back(m.header);
+  const std::vector<EconomicsColumn> money = EconomicsColumns(doc.at("points"));
+  for (const auto& m : money) header.push_back(m.header);
   header.push_back("error");
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : doc.at("points")) {
     std::vector<std::string> row = {p.at("index").dump()};
     for (const auto& f : fields) row.push_back(p.at("values").at(f).get<std::string>());
     for (const auto& m : metrics) row.push_back(TableCell(m.key, p.at(m.key)));
+    for (const auto& m : money) row.push_back(EconomicsCell(m, Economics(p), /*csv=*/false));
     row.push_back(p.at("error").is_null() ? "" : p.at("error").get<std::string>());
     rows.push_back(std::move(row));
   }
@@ -163,12 +173,15 @@ std::string RenderCsv(const Json& doc) {
   std::vector<std::string> header = {"index"};
   for (const auto& f : fields) header.push_back(CsvField(f));
   for (const auto& m : metrics) header.push_back(m.key);
+  const std::vector<EconomicsColumn> money = EconomicsColumns(doc.at("points"));
+  for (const auto& m : money) header.push_back(m.key);
   header.push_back("error");
   std::string out = fmt::format("{}\n", fmt::join(header, ","));
   for (const auto& p : doc.at("points")) {
     std::vector<std::string> row = {p.at("index").dump()};
     for (const auto& f : fields) row.push_back(CsvCell(p.at("values").at(f)));
     for (const auto& m : metrics) row.push_back(CsvCell(p.at(m.key)));
+    for (const auto& m : money) row.push_back(EconomicsCell(m, Economics(p), /*csv=*/true));
     row.push_back(CsvCell(p.at("error")));
     out += fmt::format("{}\n", fmt::join(row, ","));
   }

@@ -179,6 +179,35 @@ std::string TableHtml(const std::vector<std::string>& header,
   return s + "</table>\n";
 }
 
+// The "Cost and energy" table of a simulated step (docs/economics.md): one row per figure,
+// only those the scenario asked for.
+std::string EconomicsTableHtml(const sim::economics::Figures& f) {
+  std::vector<std::vector<std::string>> rows = {
+      {"power per GPU", fmt::format("{:.0f} W (compute-busy {:.1f}%; idle {:.0f} W, TDP {:.0f} W)",
+                                    f.gpu_power.watts(), 100.0 * f.utilization, f.gpu_idle.watts(),
+                                    f.gpu_tdp.watts())},
+      {"facility power", fmt::format("{:.1f} kW ({} GPUs, PUE {:.2f})",
+                                     f.facility_power.watts() / 1e3, f.gpus, f.pue)},
+      {"energy per hour", fmt::format("{:.2f} kWh", f.energy_per_hour.ToKilowattHours())}};
+  if (f.cost_per_hour_usd)
+    rows.push_back({"cost per hour", fmt::format("${:.2f}", *f.cost_per_hour_usd)});
+  if (f.energy_per_step) {
+    rows.push_back({"energy per step", fmt::format("{:.4g} J", f.energy_per_step->joules())});
+  }
+  if (f.steps) {
+    rows.push_back({"steps to train", fmt::format("{}", *f.steps)});
+    rows.push_back(
+        {"time to train", fmt::format("{:.1f} hours ({:.2f} days)", *f.time_to_train_s / 3600,
+                                      *f.time_to_train_s / 86400)});
+    rows.push_back({"GPU-hours", fmt::format("{:.1f}", *f.gpu_hours)});
+    rows.push_back(
+        {"energy to train", fmt::format("{:.2f} kWh", f.energy_to_train->ToKilowattHours())});
+  }
+  if (f.cost_usd) rows.push_back({"cost to train", fmt::format("${:.2f}", *f.cost_usd)});
+  if (f.co2_kg) rows.push_back({"CO2 to train", fmt::format("{:.1f} kg CO2e", *f.co2_kg)});
+  return TableHtml({"figure", "value"}, rows, 1);
+}
+
 // Division, not ToMilliseconds()'s multiplication by 1e-9, so whole milliseconds print whole.
 double Ms(Duration d) { return static_cast<double>(d.picoseconds()) / 1e9; }
 std::string MsText(Duration d) { return fmt::format("{:.3f}", Ms(d)); }
@@ -515,6 +544,10 @@ std::string RenderSimulationHtml(const SimulationReport& report, std::string_vie
   page.body += RoleTable(r);
   page.body += "<h2>Links</h2>\n";
   AddLinks(r, page);
+  if (report.economics) {
+    page.body += "<h2>Cost and energy</h2>\n";
+    page.body += EconomicsTableHtml(*report.economics);
+  }
   page.body += "<h2>Device memory over the step, per pipeline stage</h2>\n<div class=\"grid\">\n";
   for (const StageMemory& m : report.memory) AddMemoryChart(m, unit, page);
   page.body += "</div>\n";

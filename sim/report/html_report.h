@@ -23,6 +23,7 @@
 #define PLACESIM_SIM_REPORT_HTML_REPORT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "placesim/placesim.h"
+#include "sim/economics/economics.h"
 #include "sim/report/timeline_recorder.h"
 #include "strategies/schedule.h"
 
@@ -68,6 +70,9 @@ struct SimulationReport {
   std::vector<StageMemory> memory;  // one per role, in role order
   std::vector<LayerRow> layers;     // by stage, then layer
   std::string note;                 // shown when not empty (e.g. why a timeline is missing)
+  // The step's cost and energy: set only when the scenario has an `economics` message, and
+  // then shown as a "Cost and energy" table.
+  std::optional<sim::economics::Figures> economics;
 };
 
 // At most this many memory samples per stage reach the page (Downsample keeps the peaks).

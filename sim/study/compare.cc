@@ -263,6 +263,19 @@ StatusOr<double> ParseThreshold(std::string_view text) {
   return v / 100.0;
 }
 
+namespace {
+// The economics figures a run pays for (docs/economics.md): less is better. The inputs (price,
+// grid intensity, PUE, TDP) and the GPU count and utilisation stay neutral.
+bool IsCostOrEnergy(std::string_view leaf) {
+  for (std::string_view paid : {"cost_usd", "cost_per_hour_usd", "gpu_hours", "co2_kg",
+                                "co2_kg_per_hour", "energy_per_hour_kwh", "energy_to_train_kwh",
+                                "energy_per_step_j", "gpu_power_w", "facility_power_w"}) {
+    if (leaf == paid) return true;
+  }
+  return false;
+}
+}  // namespace
+
 MetricDirection DirectionOf(std::string_view leaf) {
   for (std::string_view higher : {"mfu", "hfu", "tokens_per_second", "headroom_bytes", "fits", "ok",
                                   "correctness_ok", "items_per_second", "bytes_per_second"}) {
@@ -271,7 +284,7 @@ MetricDirection DirectionOf(std::string_view leaf) {
   if (leaf == "capacity_bytes" || leaf == "peak_at_s") return MetricDirection::kNeutral;
   if (leaf.ends_with("_s") || leaf.ends_with("_bytes") || leaf == "bytes" ||
       leaf == "bubble_fraction" || leaf == "errors" || leaf == "warnings" || leaf == "real_time" ||
-      leaf == "cpu_time") {
+      leaf == "cpu_time" || IsCostOrEnergy(leaf)) {
     return MetricDirection::kLowerIsBetter;
   }
   return MetricDirection::kNeutral;

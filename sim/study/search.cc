@@ -42,6 +42,22 @@ void SimulateRow(const sim::Scenario& scenario, const topology::Cluster& cluster
   }
   row.simulated_step = sim->step_time;
   row.simulated_mfu = sim->mfu;
+  row.simulated_utilization = sim::economics::ComputeBusyFraction(*sim);
+}
+
+// The row's cost and energy: the simulated step when there is one, else the estimate's at
+// the TDP bound, since an estimate has no compute-busy share.
+sim::economics::Figures RowEconomics(const sim::Scenario& scenario, const RankedCandidate& row) {
+  const strategies::Candidate& c = row.screened.candidate;
+  const strategies::TrainingSpec training = strategies::CandidateTraining(c, scenario.training);
+  sim::economics::Figures f = sim::economics::ComputeFigures(
+      *scenario.economics,
+      {.gpus = c.mesh.world(),
+       .tokens_per_step = training.global_batch * scenario.model.transformer.seq_len,
+       .step_time = row.step(),
+       .utilization = row.simulated_step ? row.simulated_utilization : 1.0});
+  f.tdp_bound = !row.simulated_step;
+  return f;
 }
 
 // Tier 2: simulates the first `k` rows on `jobs` threads (the caller's among them).
@@ -144,7 +160,10 @@ StatusOr<SearchStudy> RunSearchStudy(const sim::Scenario& scenario,
   }
   study.simulation_warning =
       SimulateTop(scenario, study.ranked, request.simulate_top, study.threads, request.network);
-  for (const RankedCandidate& r : study.ranked) study.simulated += r.simulated_step ? 1 : 0;
+  for (RankedCandidate& r : study.ranked) {
+    study.simulated += r.simulated_step ? 1 : 0;
+    if (scenario.economics) r.economics = RowEconomics(scenario, r);
+  }
   std::stable_sort(study.ranked.begin(), study.ranked.end(),
                    [](const RankedCandidate& x, const RankedCandidate& y) {
                      if (x.step() != y.step()) return x.step() < y.step();

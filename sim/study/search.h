@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "sim/collectives/simulation_settings.h"
+#include "sim/economics/economics.h"
 #include "sim/scenario/scenario.h"
 #include "strategies/search.h"
 
@@ -48,7 +49,11 @@ struct RankedCandidate {
   strategies::ScreenedCandidate screened;
   std::optional<Duration> simulated_step;
   double simulated_mfu = 0;
-  std::string simulation_error;  // why the executor refused it; empty otherwise
+  double simulated_utilization = 0;  // the simulated step's compute-busy share
+  std::string simulation_error;      // why the executor refused it; empty otherwise
+  // Only when the scenario has an `economics` message: the simulated step's figures, else
+  // the estimate's step time at the TDP bound (u = 1, tdp_bound set: an upper bound on power).
+  std::optional<sim::economics::Figures> economics;
   Duration step() const { return simulated_step ? *simulated_step : screened.estimate.total; }
 };
 

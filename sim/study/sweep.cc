@@ -258,6 +258,7 @@ Status SimulatePoint(const sim::Scenario& scenario, const SweepRunOptions& optio
   p->tokens_per_second = result->tokens_per_second;
   p->sim_peak_memory = peak;
   p->exposed_comm = exposed;
+  if (scenario.economics) p->economics = SimulatedEconomics(scenario, *result);
   return OkStatus();
 }
 
@@ -283,7 +284,13 @@ Status ComputePoint(const sim::ScenarioDocument& base, const std::vector<VaryAxi
   p->memory_total = plan.largest().memory.total;
   p->comm_per_device_per_step = comm;
   p->correctness_ok = plan.ok();
-  if (options.mode != SweepMode::kSimulate) return OkStatus();
+  if (options.mode != SweepMode::kSimulate) {
+    if (scenario.economics) {
+      p->economics =
+          sim::economics::TdpBoundFigures(*scenario.economics, scenario.strategy.mesh.world());
+    }
+    return OkStatus();
+  }
   Status simulated = SimulatePoint(scenario, options, p);
   if (!simulated.ok()) return Status(simulated.code(), "simulate: " + simulated.message());
   return OkStatus();
@@ -425,6 +432,14 @@ int64_t CheckSweepAxes(const sim::ScenarioDocument& base, const std::vector<Vary
 
 const char* SweepModeName(SweepMode mode) {
   return mode == SweepMode::kSimulate ? "simulate" : "analyze";
+}
+
+sim::economics::Figures SimulatedEconomics(const sim::Scenario& s, const sim::SimResult& r) {
+  return sim::economics::ComputeFigures(
+      *s.economics, {.gpus = s.strategy.mesh.world(),
+                     .tokens_per_step = s.training.global_batch * s.model.transformer.seq_len,
+                     .step_time = r.step_time,
+                     .utilization = sim::economics::ComputeBusyFraction(r)});
 }
 
 std::vector<SweepPoint> RunSweepPoints(const sim::ScenarioDocument& base,

@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "sim/collectives/simulation_settings.h"
+#include "sim/economics/economics.h"
 #include "sim/scenario/scenario.h"
 
 namespace placesim::study {
@@ -90,7 +91,10 @@ struct SweepPoint {
   std::optional<double> tokens_per_second;
   std::optional<Bytes> sim_peak_memory;  // the largest over rank roles
   std::optional<Duration> exposed_comm;  // the largest over rank roles
-  std::string error;                     // one line; empty when ok
+  // Cost and energy, only when the point's scenario has an `economics` message: per hour at
+  // the TDP bound in SweepMode::kAnalyze, the simulated step's figures in kSimulate.
+  std::optional<sim::economics::Figures> economics;
+  std::string error;  // one line; empty when ok
 };
 
 struct SweepRunOptions {
@@ -111,6 +115,10 @@ std::vector<SweepPoint> RunSweepPoints(const sim::ScenarioDocument& base,
                                        const std::vector<VaryAxis>& axes,
                                        const std::vector<int64_t>& indices,
                                        const SweepRunOptions& options);
+
+// The cost and energy of one simulated step of `s` (all its GPUs, its global batch, the
+// step's compute-busy share). REQUIRES: s.economics.
+sim::economics::Figures SimulatedEconomics(const sim::Scenario& s, const sim::SimResult& r);
 
 // The global indices of `shard` among `total` points, increasing.
 std::vector<int64_t> ShardIndices(int64_t total, ShardSpec shard);

@@ -1,13 +1,17 @@
-// The economics figures in the command outputs and the validation of the `economics`
-// message: present only when asked, derived from the same facts the rest of the output shows,
-// and every bad value named with its allowed range (exit 2).
+// The economics figures in the command outputs (analyze, simulate, and per point or row in
+// sweep, merge and search), compare's directions for them, and the validation of the
+// `economics` message: present only when asked, derived from the same facts the rest of the
+// output (or that point or row) shows, and every bad value named with its allowed range
+// (exit 2).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/study/compare.h"
 #include "tests/sim/cli_test_util.h"
 #include "topology/presets.h"
 
@@ -154,6 +158,148 @@ TEST(EconomicsValidationTest, NamesFieldValueAndRange) {
   EXPECT_NE(both.err.find("set either tokens_to_train or steps_to_train, not both"),
             std::string::npos)
       << both.err;
+}
+
+// ------------------------------------------------------------------- sweep, merge, search
+const std::vector<std::string> kPriced = {"economics.steps_to_train=1000",
+                                          "economics.grid_intensity_gco2_per_kwh=300"};
+
+TEST(EconomicsStudyTest, SweepWithoutEconomicsHasNoFigures) {
+  for (const char* mode : {"analyze", "simulate"}) {
+    for (const char* format : {"table", "json", "csv"}) {
+      Outcome o = Placesim({"sweep", Example(kTiny), "--vary", "training.micro_batch=2,4", "--mode",
+                            mode, "--format", format},
+                           {});
+      ASSERT_EQ(o.code, 0) << o.err;
+      EXPECT_EQ(o.out.find("economics"), std::string::npos) << mode << " " << format;
+      EXPECT_EQ(o.out.find("cost"), std::string::npos) << mode << " " << format;
+      EXPECT_EQ(o.out.find("energy"), std::string::npos) << mode << " " << format;
+    }
+  }
+}
+
+TEST(EconomicsStudyTest, SimulatedSweepPointsCarryTheirRunsCost) {
+  Outcome o = Placesim({"sweep", Example(kTiny), "--vary", "economics.price_per_gpu_hour_usd=1,3",
+                        "--mode", "simulate", "--format", "json"},
+                       kPriced);
+  ASSERT_EQ(o.code, 0) << o.err;
+  const Json points = Json::parse(o.out).at("points");
+  ASSERT_EQ(points.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Json& p = points[i];
+    const Json& e = p.at("economics");
+    const double price = i == 0 ? 1.0 : 3.0;
+    const double step_s = p.at("step_time_s").get<double>();
+    EXPECT_EQ(e.at("gpus"), 2);
+    EXPECT_FALSE(e.at("tdp_bound").get<bool>());
+    // 1,000 steps: time = 1,000 x step; GPU-hours = 2 GPUs x time / 3,600 s;
+    // cost = GPU-hours x price; CO2 = kWh x 300 g / 1,000.
+    EXPECT_NEAR(e.at("time_to_train_s").get<double>(), 1000 * step_s, 1e-9);
+    const double gpu_hours = 2 * 1000 * step_s / 3600;
+    EXPECT_NEAR(e.at("gpu_hours").get<double>(), gpu_hours, 1e-12);
+    EXPECT_NEAR(e.at("cost_usd").get<double>(), gpu_hours * price, 1e-12);
+    // kWh = 2 x P (PUE 1) x time / 3.6e6 J.
+    const double kwh = 2 * e.at("gpu_power_w").get<double>() * 1000 * step_s / 3.6e6;
+    EXPECT_NEAR(e.at("energy_to_train_kwh").get<double>(), kwh, 1e-12);
+    EXPECT_NEAR(e.at("co2_kg").get<double>(), kwh * 300 / 1000, 1e-12);
+  }
+  // The price moves the cost only: the same step, so three times the dollars.
+  EXPECT_NEAR(points[1]["economics"]["cost_usd"].get<double>(),
+              3 * points[0]["economics"]["cost_usd"].get<double>(), 1e-12);
+}
+
+TEST(EconomicsStudyTest, AnalyzedSweepShowsTheTdpBoundPerHour) {
+  Outcome json =
+      Placesim({"sweep", Example(kTiny), "--vary", "economics.pue=1,1.5", "--format", "json"},
+               {"economics.price_per_gpu_hour_usd=2"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const Json points = Json::parse(json.out).at("points");
+  ASSERT_EQ(points.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Json& e = points[i].at("economics");
+    const double pue = i == 0 ? 1.0 : 1.5;
+    EXPECT_TRUE(e.at("tdp_bound").get<bool>());
+    // 2 H100s at their 700 W TDP x PUE for one hour; $2 x 2 GPUs per hour.
+    EXPECT_NEAR(e.at("energy_per_hour_kwh").get<double>(), 2 * 700 * pue / 1000, 1e-12);
+    EXPECT_NEAR(e.at("cost_per_hour_usd").get<double>(), 4.0, 1e-12);
+    EXPECT_FALSE(e.contains("time_to_train_s"));  // no step time in analyze
+  }
+  Outcome csv =
+      Placesim({"sweep", Example(kTiny), "--vary", "economics.pue=1,1.5", "--format", "csv"},
+               {"economics.price_per_gpu_hour_usd=2"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",cost_per_hour_usd,energy_per_hour_kwh,error\n"), std::string::npos)
+      << csv.out;
+  // 2 x 700 W x 1.5 = 2.1 kWh per hour.
+  EXPECT_NE(csv.out.find(",4,2.1,"), std::string::npos) << csv.out;
+  Outcome table = Placesim({"sweep", Example(kTiny), "--vary", "economics.pue=1,1.5"},
+                           {"economics.price_per_gpu_hour_usd=2"});
+  EXPECT_NE(table.out.find("cost/h"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("$4.00"), std::string::npos) << table.out;
+}
+
+TEST(EconomicsStudyTest, MergedShardsKeepTheFigures) {
+  auto shard = [](int k, const std::string& name) {
+    const std::string path = cli_test::TempPath(name);
+    Outcome o = Placesim({"sweep", Example(kTiny), "--vary", "economics.pue=1,1.5,2", "--shard",
+                          std::to_string(k) + "/2", "--format", "json"},
+                         {"economics.price_per_gpu_hour_usd=2"});
+    EXPECT_EQ(o.code, 0) << o.err;
+    std::ofstream(path, std::ios::binary) << o.out;
+    return path;
+  };
+  Outcome whole =
+      Placesim({"sweep", Example(kTiny), "--vary", "economics.pue=1,1.5,2", "--format", "json"},
+               {"economics.price_per_gpu_hour_usd=2"});
+  Outcome merged = Placesim({"merge", shard(2, "econ_2of2.json"), shard(1, "econ_1of2.json")}, {});
+  ASSERT_EQ(merged.code, 0) << merged.err;
+  EXPECT_EQ(merged.out, whole.out);
+  EXPECT_NE(merged.out.find("\"cost_per_hour_usd\""), std::string::npos);
+}
+
+TEST(EconomicsStudyTest, SearchRowsArePricedAtTheirOwnStep) {
+  Outcome o = Placesim(
+      {"search", Example(kTiny), "--simulate-top", "1", "--top", "100", "--format", "json"},
+      {"economics.price_per_gpu_hour_usd=2", "economics.steps_to_train=1000"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const Json rows = Json::parse(o.out).at("rows");
+  ASSERT_GE(rows.size(), 2u);
+  int simulated = 0;
+  for (const Json& r : rows) {
+    const Json& e = r.at("economics");
+    const bool sim = r.at("source") == "simulated";
+    simulated += sim ? 1 : 0;
+    // An estimated row has no compute-busy share: priced at the TDP bound (u = 1, 700 W).
+    EXPECT_EQ(e.at("tdp_bound").get<bool>(), !sim);
+    if (!sim) {
+      EXPECT_DOUBLE_EQ(e.at("gpu_power_w").get<double>(), 700);
+    }
+    // time = 1,000 x the row's step; cost = 2 GPUs x time / 3,600 x $2.
+    const double step_s = r.at("step_time_s").get<double>();
+    EXPECT_NEAR(e.at("time_to_train_s").get<double>(), 1000 * step_s, 1e-9);
+    EXPECT_NEAR(e.at("cost_usd").get<double>(), 2 * 1000 * step_s / 3600 * 2, 1e-9);
+  }
+  EXPECT_EQ(simulated, 1);
+  Outcome csv = Placesim({"search", Example(kTiny), "--simulate-top", "1", "--format", "csv"},
+                         {"economics.price_per_gpu_hour_usd=2", "economics.steps_to_train=1000"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",time_to_train_s,gpu_hours,cost_usd,energy_to_train_kwh\n"),
+            std::string::npos)
+      << csv.out;
+  Outcome plain =
+      Placesim({"search", Example(kTiny), "--simulate-top", "1", "--format", "json"}, {});
+  EXPECT_EQ(plain.out.find("economics"), std::string::npos);
+}
+
+TEST(EconomicsStudyTest, CompareCountsLessCostAndEnergyAsBetter) {
+  for (const char* leaf : {"cost_usd", "gpu_hours", "energy_to_train_kwh", "co2_kg",
+                           "time_to_train_s", "cost_per_hour_usd", "energy_per_hour_kwh"}) {
+    EXPECT_EQ(study::DirectionOf(leaf), study::MetricDirection::kLowerIsBetter) << leaf;
+  }
+  // Inputs and counts are not better or worse.
+  for (const char* leaf : {"gpus", "utilization", "pue", "price_per_gpu_hour_usd"}) {
+    EXPECT_EQ(study::DirectionOf(leaf), study::MetricDirection::kNeutral) << leaf;
+  }
 }
 
 }  // namespace
