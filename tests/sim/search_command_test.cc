@@ -102,8 +102,11 @@ TEST(SearchCommand, FixNarrowsTheSpace) {
   Outcome fixed = Search({SmallGptScenario(), "--simulate-top", "0", "--format", "json", "--fix",
                           "strategy.tp=2", "--fix", "training.recompute=full"});
   ASSERT_EQ(fixed.code, kExitOk) << fixed.err;
-  EXPECT_LT(Json(fixed)["candidates"].get<int64_t>(), Json(all)["candidates"].get<int64_t>());
-  for (const auto& row : Json(fixed)["rows"]) {
+  // Keep the parsed document alive: a range-for over a member of a temporary would iterate
+  // freed memory (the temporary dies before the loop body runs).
+  const auto fixed_json = Json(fixed);
+  EXPECT_LT(fixed_json["candidates"].get<int64_t>(), Json(all)["candidates"].get<int64_t>());
+  for (const auto& row : fixed_json["rows"]) {
     EXPECT_EQ(row["tp"], 2);
     EXPECT_EQ(row["recompute"], "full");
   }
