@@ -112,6 +112,23 @@ TEST(SearchCommand, FixNarrowsTheSpace) {
   }
 }
 
+TEST(SearchCommand, NoFeasibleCandidateHasItsOwnExitCodeAndSaysWhy) {
+  // 12 * layers * hidden^2 = 12 * 400 * 32768^2 ~ 5.2e12 parameters: their bf16 weights alone
+  // (~10 TB) exceed the 8 x 80 GB of one DGX-H100 under any sharding, so nothing is feasible.
+  std::string path = cli_test::TempPath("search-too-big.textproto");
+  std::ofstream(path, std::ios::binary) << R"pb(
+    name: "search-too-big"
+    cluster { node_preset: "DGX-H100" nodes: 1 }
+    model { layers: 400 hidden: 32768 heads: 256 vocab: 1024 seq_len: 512 }
+    training { global_batch: 128 micro_batch: 1 }
+    strategy { preset: "ddp" }
+  )pb";
+  Outcome o = Search({path, "--simulate-top", "0"});
+  EXPECT_EQ(o.code, kExitNoFeasibleCandidate) << o.err;
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("no candidate fits in memory and is correct"));
+}
+
 TEST(SearchCommand, BadFixValuesExitTwoWithTheValidValues) {
   Outcome o = Search({SmallGptScenario(), "--fix", "strategy.tp=3", "--fix",
                       "training.pipeline_schedule=zigzag", "--fix", "strategy.dp"});
