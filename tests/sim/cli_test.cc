@@ -2,6 +2,8 @@
 // codes, output formats, and that bad input never leaves a half-written file.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -294,6 +296,17 @@ TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsRefusedQuickly) {
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("10000000 micro-batches"));
   EXPECT_THAT(r.err, HasSubstr("the limit is 4194304"));
+}
+
+TEST(SimulateCommand, ATraceOntoAFullDeviceNamesThePathAndTheErrorAndKeepsTheDevice) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "/dev/full is not writable here";
+  Result r =
+      RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--trace", "/dev/full"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("failed writing \"/dev/full\": No space left on device"));
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));  // still the device, not a regular file
 }
 
 TEST(SimulateCommand, ATraceToADirectorySaysSoAndWritesNothing) {
