@@ -5,6 +5,12 @@
 // destroyed without a successful Commit() removes its temporary. A process killed mid-write
 // may leave the temporary behind (named "<path>.<pid>.<n>.tmp"), never a half-written target.
 //
+// A symlink is followed to its final target: the temporary goes beside the target and the rename
+// replaces the target, so the link stays a link. A target that exists and is not a regular file
+// (a character device such as /dev/null or /dev/full, a FIFO) cannot be replaced atomically and
+// must not be replaced at all: the content streams straight into it, and Commit() reports a
+// failed write (ENOSPC on /dev/full) instead of renaming.
+//
 // Used by `placesim simulate --trace`, whose trace streams to disk while the simulation runs,
 // so memory stays bounded whatever the trace's size.
 //
@@ -14,10 +20,11 @@
 #ifndef PLACESIM_TRACES_ATOMIC_OUTPUT_FILE_H_
 #define PLACESIM_TRACES_ATOMIC_OUTPUT_FILE_H_
 
-#include <fstream>
 #include <memory>
 #include <ostream>
+#include <streambuf>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -25,7 +32,9 @@ namespace placesim::traces {
 
 class AtomicOutputFile {
  public:
-  // Creates the temporary next to `path` and opens it for writing (binary).
+  // Creates the temporary next to `path`'s final target and opens it for writing (binary), or
+  // opens the target itself when it is a device or a FIFO (which blocks until a FIFO has a
+  // reader).
   // Errors (kInvalidArgument, naming the path): `path` is a directory ("it is a directory");
   // the temporary cannot be created (the folder is missing or not writable, with the reason).
   static StatusOr<std::unique_ptr<AtomicOutputFile>> Create(const std::string& path);
@@ -41,19 +50,50 @@ class AtomicOutputFile {
 
   // Flushes and closes the temporary and renames it over the target. On error (a write that
   // failed at any point, or the rename) removes the temporary and leaves the target as it was;
-  // kInvalidArgument naming the file. REQUIRES: called at most once.
+  // kInvalidArgument naming the file and the reason. When streaming, flushes and closes, and
+  // reports a failed write the same way. REQUIRES: called at most once.
   Status Commit();
 
+  // OK unless a write has failed already; then the error Commit() would give ("failed writing
+  // PATH: REASON"), so that a writer that notices its stream failing can report the cause.
+  Status WriteStatus() const;
+
   const std::string& path() const { return path_; }
+  // Empty when streaming straight into a device or FIFO.
   const std::string& temp_path() const { return temp_path_; }
 
  private:
-  AtomicOutputFile(std::string path, std::string temp_path);
+  // A buffered streambuf over a file descriptor that keeps the errno of the first failed write
+  // (std::ofstream drops it), so that Commit() can say "No space left on device".
+  class FdBuffer : public std::streambuf {
+   public:
+    explicit FdBuffer(int fd);
+    ~FdBuffer() override { Close(); }
+    // Writes what is buffered and closes the descriptor; false when any write or the close
+    // failed (error() says why). Idempotent.
+    bool Close();
+    int error() const { return error_; }
+
+   protected:
+    int_type overflow(int_type c) override;
+    int sync() override { return Drain() ? 0 : -1; }
+
+   private:
+    bool Drain();
+    int fd_;
+    int error_ = 0;  // errno of the first failure; 0 when none
+    std::vector<char> buffer_;
+  };
+
+  AtomicOutputFile(std::string path, std::string target, std::string temp_path, int fd);
+  bool streaming() const { return temp_path_.empty(); }
   void RemoveTemporary();
 
-  std::string path_;
-  std::string temp_path_;
-  std::ofstream out_;
+  std::string path_;       // as the user gave it, for messages
+  std::string target_;     // `path_` with every symlink followed
+  std::string temp_path_;  // empty when streaming
+  FdBuffer buffer_;
+  std::ostream out_;  // writes into buffer_
   bool committed_ = false;
 };
 

@@ -402,7 +402,12 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!result.ok()) return ReportError(err, "simulate", result.status());
   if (windowed) {
     Status finished = windowed->Finish();
-    if (!finished.ok()) return ReportError(err, "simulate --trace", finished);
+    if (!finished.ok()) {
+      // A failed write (a full disk, /dev/full) surfaces in the writer first; name the file and
+      // the system's reason rather than the writer's generic one.
+      const Status write = trace_file->WriteStatus();
+      return ReportError(err, "simulate --trace", write.ok() ? finished : write);
+    }
     Status written = trace_file->Commit();
     if (!written.ok()) return ReportError(err, "simulate --trace", written);
   }

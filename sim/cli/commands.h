@@ -22,6 +22,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitIncorrectStrategy = 3;
+// `search` found no candidate that fits in memory and is correct: a valid question whose answer
+// is "none", neither bad input (2) nor a regression (1, `compare`'s alone).
+inline constexpr int kExitNoFeasibleCandidate = 4;
 
 // args excludes the program name: {"analyze", "examples/x.textproto", "--format", "json"}.
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -245,7 +245,7 @@ int RunSearch(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (result->ranked.empty()) {
     err << "placesim search: no candidate fits in memory and is correct; try more GPUs, a "
            "smaller global batch or fewer --fix\n";
-    return kExitFailure;
+    return kExitNoFeasibleCandidate;
   }
   if (!result->simulation_warning.empty()) {
     PrintMessage(err, "search", result->simulation_warning);

@@ -12,7 +12,9 @@
 //
 // Termination: Run() stops when the queue drains, when the next event lies beyond a time limit,
 // or — as a guard against livelock in a buggy or pathological schedule — when a bounded number
-// of events has been processed, in which case it returns a Status instead of hanging.
+// of events has been processed, in which case it returns a Status instead of hanging. Time is
+// int64 picoseconds (about 106.75 days): an event past that fails the run with a Status too,
+// rather than wrapping into the past.
 //
 // Thread-safety: none; one engine per simulation.
 #ifndef PLACESIM_SIM_ENGINE_ENGINE_H_
@@ -53,9 +55,13 @@ class Engine {
   SimTime now() const { return queue_.now(); }
 
   // Schedules an event at absolute time `at`. REQUIRES: at >= now(). Returns its sequence.
+  // An event at SimTime::Max() (a time that saturated: the last picosecond int64 holds) cannot
+  // be told from "never"; it marks the run as past the representable time, and the next step of
+  // Run() fails with kOutOfRange naming the limit (see SimulatedTimeLimitError).
   // Complexity: O(log n).
   uint64_t ScheduleAt(SimTime at, uint16_t kind, uint32_t target = 0, uint64_t payload = 0,
                       Phase phase = 0) {
+    if (at >= SimTime::Max()) time_overflowed_ = true;
     Event e;
     e.time = at;
     e.kind = kind;
@@ -65,22 +71,27 @@ class Engine {
     return queue_.Push(e);
   }
 
-  // Schedules an event `delay` after now(). REQUIRES: delay >= 0.
+  // Schedules an event `delay` after now(). REQUIRES: delay >= 0. A time past SimTime::Max()
+  // saturates there (see ScheduleAt) instead of wrapping into the past; so does a negative
+  // delay, which only an overflowed duration computed upstream can produce.
   uint64_t ScheduleAfter(Duration delay, uint16_t kind, uint32_t target = 0, uint64_t payload = 0,
                          Phase phase = 0) {
-    return ScheduleAt(now() + delay, kind, target, payload, phase);
+    const bool fits = delay >= Duration::Zero() && delay <= SimTime::Max() - now();
+    return ScheduleAt(fits ? now() + delay : SimTime::Max(), kind, target, payload, phase);
   }
 
   // Runs events through `handler` until the queue drains or a limit is reached.
   // `handler` is called as handler(Engine&, const Event&) and returns void or Status; a non-OK
   // Status stops the run and is returned as is (the failing event is consumed).
   // Returns: the reason for stopping, or kOutOfRange when limits.max_events events were
-  // processed with more still pending. Run may be called again to continue.
+  // processed with more still pending, or kOutOfRange when an event was scheduled past the
+  // representable time (see ScheduleAt). Run may be called again to continue.
   // Complexity: O(k log n) for k events handled.
   template <typename Handler>
   StatusOr<RunEnd> Run(Handler&& handler, const RunLimits& limits = RunLimits()) {
     uint64_t handled = 0;
     while (!queue_.empty()) {
+      if (time_overflowed_) return SimulatedTimeLimitError();
       if (queue_.top().time > limits.until) {
         AdvanceClockTo(limits.until);
         return RunEnd::kTimeLimit;
@@ -109,11 +120,13 @@ class Engine {
 
  private:
   Status EventLimitError(uint64_t max_events) const;
+  Status SimulatedTimeLimitError() const;
   // Moves the clock forward to `t` without an event (used when stopping at a time limit).
   void AdvanceClockTo(SimTime t);
 
   EventQueue queue_;
   uint64_t events_handled_ = 0;
+  bool time_overflowed_ = false;  // an event was scheduled at SimTime::Max()
 };
 
 }  // namespace placesim::sim

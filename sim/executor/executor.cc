@@ -695,7 +695,9 @@ void Runner::FinishOp(Engine& engine, int32_t i) {
 
 void Runner::ArmNetwork(Engine& engine) {
   const Duration t = network_->NextEventTime();
-  if (t == Duration::Max()) return;
+  // Max() is "idle", unless a pending time saturated there: scheduling it makes the engine fail
+  // the run at its time limit instead of leaving the transfer stuck (a false deadlock).
+  if (t == Duration::Max() && !network_->time_overflowed()) return;
   if (t == armed_time_ && network_->version() == armed_version_) return;
   armed_time_ = t;
   armed_version_ = network_->version();

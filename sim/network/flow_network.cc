@@ -140,7 +140,9 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
   f.phase = Phase::kLatency;
   ++live_flows_;
 
-  activations_.push_back(Pending{SaturatingAdd(now_ps_, latency_ps), f.start_seq, slot, 0});
+  const int64_t active_ps = SaturatingAdd(now_ps_, latency_ps);
+  if (active_ps == kMaxPs) time_overflowed_ = true;
+  activations_.push_back(Pending{active_ps, f.start_seq, slot, 0});
   std::push_heap(activations_.begin(), activations_.end(), PendingAfter());
   ++version_;
   return FlowId{MakeId(f.generation, slot)};
@@ -384,6 +386,7 @@ void FlowNetwork::SolveComponent(LinkIndex seed) {
     f.updated_ps = now_ps_;
     f.rate = f.solved_rate;
     f.finish_ps = SaturatingAdd(now_ps_, DrainPs(f.remaining, f.rate));
+    if (f.finish_ps == kMaxPs) time_overflowed_ = true;
     ++solver_stats_.rate_changes;
     PushCompletion(slot);
   }

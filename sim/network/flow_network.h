@@ -158,6 +158,11 @@ class FlowNetwork {
   double RemainingBytes(FlowId id);
 
   SimTime now() const { return SimTime::Picoseconds(now_ps_); }
+
+  // True once a flow's activation or completion time saturated at SimTime::Max() (a latency or a
+  // drain time past the representable picoseconds): NextEventTime() then answers Max(), which
+  // would otherwise read as "idle" and leave the flow stuck forever.
+  bool time_overflowed() const { return time_overflowed_; }
   size_t num_links() const { return links_.size(); }
   // Flows started and not yet reported complete.
   size_t num_flows() const { return live_flows_; }
@@ -251,6 +256,7 @@ class FlowNetwork {
   std::vector<uint32_t> comp_flows_;
   std::vector<Share> shares_;
   int64_t now_ps_ = 0;
+  bool time_overflowed_ = false;  // see time_overflowed()
   uint64_t next_start_seq_ = 0;
   uint64_t epoch_ = 0;
   uint64_t version_ = 0;

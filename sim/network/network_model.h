@@ -49,6 +49,10 @@ class Network {
                                         TransferSize size, uint64_t tag) = 0;
   // The earliest time AdvanceTo will change something; SimTime::Max() when nothing is pending.
   virtual SimTime NextEventTime() = 0;
+  // True once a pending event's time saturated at SimTime::Max(): NextEventTime() then answers
+  // Max() with work still pending, and the executor must fail the run (the time limit), not
+  // wait for an event that will never come.
+  virtual bool time_overflowed() const { return false; }
   // Changes whenever NextEventTime() may have changed (see FlowNetwork::version).
   virtual uint64_t version() const = 0;
   // Moves the model to `now` and appends the tags of the transfers that ended, in order of

@@ -166,6 +166,22 @@ TEST(Engine, EventLimitReturnsStatusInsteadOfHanging) {
   EXPECT_EQ(engine.events_handled(), 1000u);
 }
 
+TEST(Engine, AnEventPastTheRepresentableTimeFailsTheRunNamingTheLimit) {
+  Engine engine;
+  engine.ScheduleAt(Picoseconds(10), 0);
+  // From t = 10 ps, a delay of Max() would wrap int64 into the past; it must saturate and fail.
+  auto overflow = [](Engine& e, const Event&) { e.ScheduleAfter(Duration::Max(), 0); };
+  auto end = engine.Run(overflow);
+  ASSERT_FALSE(end.ok());
+  EXPECT_EQ(end.status().code(), StatusCode::kOutOfRange);
+  // Max() = 2^63 - 1 ps.
+  EXPECT_NE(end.status().message().find("simulated time exceeds its limit of "
+                                        "9223372036854775807 ps (about 106.75 days) after t = 10"),
+            std::string::npos)
+      << end.status().message();
+  EXPECT_EQ(engine.now(), Picoseconds(10));  // time never went backwards
+}
+
 TEST(Engine, HandlerErrorStopsTheRun) {
   Engine engine;
   engine.ScheduleAt(Picoseconds(1), 0);

@@ -2,6 +2,8 @@
 // codes, output formats, and that bad input never leaves a half-written file.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -294,6 +296,43 @@ TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsRefusedQuickly) {
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("10000000 micro-batches"));
   EXPECT_THAT(r.err, HasSubstr("the limit is 4194304"));
+}
+
+// A step longer than 2^63 - 1 ps (about 106.75 days) is refused with the limit: never an internal
+// CHECK (time wrapped into the past), never a false "deadlocked" (a transfer whose completion
+// saturated at the "never" time).
+TEST(SimulateCommand, AStepPastTheRepresentableTimeIsRefusedWithTheLimit) {
+  const std::vector<std::vector<std::string>> cases = {
+      // 22B parameters at 1e-8 of peak: each matmul alone takes months.
+      {Example("korthikanti-22b-tp8.textproto"), "--set",
+       "cluster.node.gpu.matmul_efficiency=1e-8"},
+      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.gpu.kernel_overhead=1e6 s"},
+      // GBs of tensor-parallel traffic at 125 B/s: over 1e7 s per collective.
+      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.nvlink_bandwidth=1 Kb/s"},
+      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.nvlink_latency=1e6 s"},
+      // Ring steps x 1e6 s of latency: (steps - 1) x latency past int64.
+      {Example("llama3-8b-fsdp.textproto"), "--set", "strategy.cp=4", "--set", "model.layers=2",
+       "--set", "cluster.node.nvlink_latency=1e6 s"},
+  };
+  for (const std::vector<std::string>& c : cases) {
+    std::vector<std::string> args = {"simulate"};
+    args.insert(args.end(), c.begin(), c.end());
+    Result r = RunPlacesim(args);
+    EXPECT_EQ(r.code, kExitBadInput) << c.back() << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("simulated time exceeds its limit")) << c.back();
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("deadlock"))) << c.back();
+  }
+}
+
+TEST(SimulateCommand, ATraceOntoAFullDeviceNamesThePathAndTheErrorAndKeepsTheDevice) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "/dev/full is not writable here";
+  Result r =
+      RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--trace", "/dev/full"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("failed writing \"/dev/full\": No space left on device"));
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));  // still the device, not a regular file
 }
 
 TEST(SimulateCommand, ATraceToADirectorySaysSoAndWritesNothing) {

@@ -102,11 +102,31 @@ TEST(SearchCommand, FixNarrowsTheSpace) {
   Outcome fixed = Search({SmallGptScenario(), "--simulate-top", "0", "--format", "json", "--fix",
                           "strategy.tp=2", "--fix", "training.recompute=full"});
   ASSERT_EQ(fixed.code, kExitOk) << fixed.err;
-  EXPECT_LT(Json(fixed)["candidates"].get<int64_t>(), Json(all)["candidates"].get<int64_t>());
-  for (const auto& row : Json(fixed)["rows"]) {
+  // Keep the parsed document alive: a range-for over a member of a temporary would iterate
+  // freed memory (the temporary dies before the loop body runs).
+  const auto fixed_json = Json(fixed);
+  EXPECT_LT(fixed_json["candidates"].get<int64_t>(), Json(all)["candidates"].get<int64_t>());
+  for (const auto& row : fixed_json["rows"]) {
     EXPECT_EQ(row["tp"], 2);
     EXPECT_EQ(row["recompute"], "full");
   }
+}
+
+TEST(SearchCommand, NoFeasibleCandidateHasItsOwnExitCodeAndSaysWhy) {
+  // 12 * layers * hidden^2 = 12 * 400 * 32768^2 ~ 5.2e12 parameters: their bf16 weights alone
+  // (~10 TB) exceed the 8 x 80 GB of one DGX-H100 under any sharding, so nothing is feasible.
+  std::string path = cli_test::TempPath("search-too-big.textproto");
+  std::ofstream(path, std::ios::binary) << R"pb(
+    name: "search-too-big"
+    cluster { node_preset: "DGX-H100" nodes: 1 }
+    model { layers: 400 hidden: 32768 heads: 256 vocab: 1024 seq_len: 512 }
+    training { global_batch: 128 micro_batch: 1 }
+    strategy { preset: "ddp" }
+  )pb";
+  Outcome o = Search({path, "--simulate-top", "0"});
+  EXPECT_EQ(o.code, kExitNoFeasibleCandidate) << o.err;
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("no candidate fits in memory and is correct"));
 }
 
 TEST(SearchCommand, BadFixValuesExitTwoWithTheValidValues) {

@@ -4,11 +4,17 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace placesim::traces {
@@ -149,6 +155,56 @@ TEST(AtomicOutputFile, TwoWritersOfOnePathGetTheirOwnTemporariesAndTheLastCommit
   ASSERT_TRUE((*b)->Commit().ok());
   EXPECT_EQ(Read(target), "from b");
   EXPECT_THAT(Entries(dir), ::testing::ElementsAre("out.json"));
+}
+
+TEST(AtomicOutputFile, WritesThroughASymlinkToItsTargetAndKeepsTheLink) {
+  const fs::path dir = TestDir();
+  const fs::path real = dir / "real.json";
+  const fs::path link = dir / "link.json";
+  Write(real, "old");
+  fs::create_symlink("real.json", link);  // relative, as `ln -s` makes them
+  StatusOr<std::unique_ptr<AtomicOutputFile>> f = AtomicOutputFile::Create(link.string());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  (*f)->stream() << "new";
+  ASSERT_TRUE((*f)->Commit().ok());
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(Read(real), "new");
+  EXPECT_EQ(Entries(dir).size(), 2u);  // the link and its target, no temporary
+}
+
+TEST(AtomicOutputFile, StreamsIntoAFifoWithoutReplacingIt) {
+  const fs::path dir = TestDir();
+  const fs::path fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  // Opening a FIFO for writing blocks until a reader opens it: read on another thread.
+  std::thread reader([&] { received = Read(fifo); });
+  StatusOr<std::unique_ptr<AtomicOutputFile>> f = AtomicOutputFile::Create(fifo.string());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  (*f)->stream() << "streamed";
+  Status committed = (*f)->Commit();
+  f->reset();
+  reader.join();
+  ASSERT_TRUE(committed.ok()) << committed.ToString();
+  EXPECT_EQ(received, "streamed");
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(Entries(dir).size(), 1u);
+}
+
+TEST(AtomicOutputFile, AFullDeviceIsAnErrorNamingThePathAndLeavesTheDevice) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "/dev/full is not writable here";
+  StatusOr<std::unique_ptr<AtomicOutputFile>> f = AtomicOutputFile::Create("/dev/full");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  (*f)->stream() << std::string(1 << 16, 'x');  // more than any stream buffer holds
+  Status committed = (*f)->Commit();
+  EXPECT_FALSE(committed.ok());
+  EXPECT_THAT(committed.message(), HasSubstr("/dev/full"));
+  EXPECT_THAT(committed.message(), HasSubstr(std::strerror(ENOSPC)));
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 }  // namespace

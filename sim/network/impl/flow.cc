@@ -58,6 +58,7 @@ class FlowModelNetwork final : public Network {
   }
 
   LinkStats link_stats(LinkIndex link) const override { return net_.link_stats(link); }
+  bool time_overflowed() const override { return net_.time_overflowed(); }
 
  private:
   struct Running {
@@ -79,7 +80,10 @@ class FlowModelNetwork final : public Network {
     const Bytes bytes = PhaseBytes(ph, r.size);
     const int64_t extra_steps = std::max<int64_t>(ph.steps - 1, 0);
     for (const FlowPath& p : ph.flows) {
-      net_.Start(now, p.links, bytes, slot, p.latency * extra_steps);
+      // Saturates rather than wrapping negative; the network then reports the time overflow.
+      const bool fits = extra_steps == 0 ||
+                        p.latency.picoseconds() <= Duration::Max().picoseconds() / extra_steps;
+      net_.Start(now, p.links, bytes, slot, fits ? p.latency * extra_steps : Duration::Max());
     }
     return true;
   }
