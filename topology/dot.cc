@@ -23,15 +23,6 @@ constexpr std::array<const char*, kNumLinkKinds> kLinkColours = {"#4d9221", "#21
 
 const char* Colour(LinkKind kind) { return kLinkColours[static_cast<int>(kind)]; }
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 // Top-down order in the picture: scale-out switches above NICs above intra-node switches
 // above GPUs above memory. An edge goes from the higher to the lower so `dot` ranks them so.
 int Level(VertexKind kind) {
@@ -109,7 +100,7 @@ void WriteLegend(const Cluster& cluster, std::ostream& out) {
 void WriteVertex(const Cluster& cluster, int v, const std::string& indent, std::ostream& out) {
   const VertexInfo& info = cluster.vertex(VertexId{v});
   out << fmt::format("{}v{} [label=\"{}\", shape={}, tooltip=\"{} ({})\"];\n", indent, v,
-                     Escape(info.name), Shape(info.kind), Escape(info.name),
+                     DotEscape(info.name), Shape(info.kind), DotEscape(info.name),
                      VertexKindName(info.kind));
 }
 
@@ -207,6 +198,16 @@ void WriteNodeLevel(const Cluster& cluster, std::ostream& out) {
 }
 
 }  // namespace
+
+std::string DotEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
 
 void WriteReadableDot(const Cluster& cluster, std::ostream& out, DotLevel level) {
   if (level == DotLevel::kAuto) {

@@ -9,6 +9,7 @@
 #define PLACESIM_TOPOLOGY_DOT_H_
 
 #include <ostream>
+#include <string>
 
 #include "topology/cluster.h"
 
@@ -30,6 +31,9 @@ inline constexpr int kMaxGpusPerGpuDot = 64;
 // tooltip ("8 x network 50.00 GB/s"). O(V + E)
 // time and output.
 void WriteReadableDot(const Cluster& cluster, std::ostream& out, DotLevel level = DotLevel::kAuto);
+
+// `s` escaped for a double-quoted DOT attribute (quotes and backslashes), for both writers.
+std::string DotEscape(const std::string& s);
 
 }  // namespace placesim::topology
 

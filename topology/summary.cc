@@ -9,21 +9,11 @@
 #include <boost/graph/graphviz.hpp>
 #include <map>
 
+#include "topology/dot.h"
 #include "topology/internal/graph.h"
 
 namespace placesim::topology {
 namespace {
-
-// Escapes a string for a double-quoted DOT attribute.
-std::string DotEscape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 std::optional<Bandwidth> Bisection(const Cluster& cluster, const TopologyStats& stats) {
   const ClusterSpec& spec = cluster.spec();
