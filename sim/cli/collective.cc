@@ -39,9 +39,10 @@ StatusOr<std::vector<Bytes>> ParseSizes(const std::string& text) {
   };
   const size_t dots = text.find("..");
   if (dots == std::string::npos) {
-    ASSIGN_OR_RETURN(Bytes one, ParseBytes(text));
-    if (one.count() < 1) return bad("a size must be at least 1 B");
-    return std::vector<Bytes>{one};
+    StatusOr<Bytes> one = ParseBytes(text);
+    if (!one.ok()) return bad("unreadable size");
+    if (one->count() < 1) return bad("a size must be at least 1 B");
+    return std::vector<Bytes>{*one};
   }
   const size_t colon = text.find(":x", dots);
   const std::string to_text =
@@ -252,6 +253,11 @@ int RunCollective(const std::vector<std::string>& args, std::ostream& out, std::
     return kExitBadInput;
   }
   if (!CheckChoice("collective", "format", format, {"table", "json"}, err)) return kExitBadInput;
+  if (op_name.empty()) {
+    err << "placesim collective: --op is required: all-reduce, all-gather, reduce-scatter, "
+           "all-to-all or send-recv\n";
+    return kExitBadInput;
+  }
   std::vector<std::string> op_names;
   for (const auto& [name, kind] : kOps) op_names.emplace_back(name);
   if (!CheckChoice("collective", "op", op_name, op_names, err)) return kExitBadInput;

@@ -21,6 +21,9 @@ std::string Calibration(const std::string& name) {
 
 TEST(CollectiveCommand, BadInputExitsTwoNamingTheFlag) {
   const std::string s = Calibration("p4de-2node.textproto");
+  Outcome none = RunCommand(RunCollective, {s});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("--op is required"), std::string::npos) << none.err;
   Outcome op = RunCommand(RunCollective, {s, "--op", "broadcast"});
   EXPECT_EQ(op.code, 2);
   EXPECT_NE(op.err.find("--op"), std::string::npos) << op.err;
