@@ -26,6 +26,7 @@
 #include "placesim/placesim.h"
 #include "placesim/version.h"
 #include "sim/cli/cli_common.h"
+#include "sim/cli/collective.h"
 #include "sim/cli/compare.h"
 #include "sim/cli/economics.h"
 #include "sim/cli/export.h"
@@ -78,6 +79,9 @@ constexpr const char* kUsage =
     "  presets             every built-in hardware, node, model and strategy preset\n"
     "  report SCENARIO -o FILE.html\n"
     "                      one step as a self-contained HTML page with charts\n"
+    "  collective SCENARIO --op KIND [--sizes 8B..8GiB:x2] [--gpus N | --group dp]\n"
+    "                      one collective alone on the cluster, per algorithm, printed\n"
+    "                      like nccl-tests (time, algbw, busbw per message size)\n"
     "\n"
     "Every command that reads a scenario takes --set FIELD.PATH=VALUE (repeatable), e.g.\n"
     "  placesim analyze examples/zero-7.5b.textproto --set strategy.preset=zero2\n"
@@ -608,10 +612,10 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   using Handler = int (*)(const std::vector<std::string>&, std::ostream&, std::ostream&);
   static constexpr std::pair<const char*, Handler> kCommands[] = {
-      {"analyze", &Analyze},   {"simulate", &Simulate},  {"sweep", &RunSweep},
-      {"merge", &RunMerge},    {"compare", &RunCompare}, {"search", &RunSearch},
-      {"topology", &Topology}, {"presets", &Presets},    {"export", &RunExport},
-      {"report", &RunReport},
+      {"analyze", &Analyze},   {"simulate", &Simulate},        {"sweep", &RunSweep},
+      {"merge", &RunMerge},    {"compare", &RunCompare},       {"search", &RunSearch},
+      {"topology", &Topology}, {"presets", &Presets},          {"export", &RunExport},
+      {"report", &RunReport},  {"collective", &RunCollective},
   };
   std::vector<std::string> names;
   for (const auto& [name, handler] : kCommands) names.push_back(name);

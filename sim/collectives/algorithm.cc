@@ -7,8 +7,15 @@ namespace placesim::sim::collectives {
 
 using strategies::CollectiveKind;
 
+ProtocolCost Algorithm::Cost(const CommPlan& plan, const CollectiveCall& call) const {
+  if (!call.protocol_cost) return {};
+  return CheapestProtocol(nccl_row(), call.kind, plan.ranks, plan.phases, plan.on_network,
+                          TransferSize{call.bytes, call.buffer_bytes});
+}
+
 Duration Algorithm::Estimate(const CommPlan& plan, const CollectiveCall& call) const {
-  return AnalyticTime(plan.phases, TransferSize{call.bytes, call.buffer_bytes});
+  return AnalyticTime(plan.phases, TransferSize{call.bytes, call.buffer_bytes}) +
+         Cost(plan, call).overhead;
 }
 
 bool SplitsBuffer(const CollectiveCall& call) {

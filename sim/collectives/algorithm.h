@@ -20,6 +20,7 @@
 
 #include "base/status.h"
 #include "base/units.h"
+#include "sim/collectives/nccl_model.h"
 #include "sim/network/phase.h"
 #include "strategies/schedule.h"
 #include "topology/cluster.h"
@@ -40,6 +41,9 @@ struct CollectiveCall {
   strategies::CollectiveKind kind = strategies::CollectiveKind::kAllReduce;
   Bytes bytes;         // what each member sends (the op's ring volume)
   Bytes buffer_bytes;  // S, the buffer reduced or gathered
+  // Charge NCCL's protocol cost (Algorithm::Cost); false (default): the plan's alpha-beta
+  // time alone. The executor sets it from ExecutorOptions::protocol_cost.
+  bool protocol_cost = false;
 };
 
 // The groups of a collective's partition and how they sit on the nodes.
@@ -63,6 +67,10 @@ struct CommPlan {
   // Per phase, link hops per LinkKind of the flows of groups not replayed: each time the phase
   // runs they carry its bytes, counted in the link statistics. Empty when there are none.
   std::vector<std::array<int64_t, kNumLinkKinds>> unreplayed_hops;
+  // Per phase, 1 when one of its flows leaves its node (NCCL's network latencies apply), and
+  // the members per group: what the protocol cost (nccl_model.h) reads. Set with the plan.
+  std::vector<uint8_t> on_network;
+  int64_t ranks = 0;
 };
 
 // Routes between GPUs, for the flows of a plan (the executor's CommPlanner).
@@ -105,8 +113,14 @@ class Algorithm {
   virtual StatusOr<std::vector<CommPhase>> Plan(strategies::CollectiveKind kind,
                                                 const GroupLayout& layout, Routes& routes,
                                                 const char* what) const = 0;
+  // The row of NCCL's tuning tables its per-call cost follows (nccl_model.h).
+  virtual NcclRow nccl_row() const { return NcclRow::kRing; }
+  // The protocol NCCL would run `call` with on `plan` and the time it adds to the plan's
+  // alpha-beta time (CheapestProtocol); Simple at no cost when !call.protocol_cost. REQUIRES:
+  // `plan` was built by this algorithm, with its on_network filled. O(phases x distinct routes).
+  ProtocolCost Cost(const CommPlan& plan, const CollectiveCall& call) const;
   // The analytic estimate "auto" compares: by default the plan's alpha-beta time, no
-  // contention (AnalyticTime). REQUIRES: `plan` was built by this algorithm for `call`.
+  // contention (AnalyticTime), plus Cost's overhead. REQUIRES: as Cost.
   virtual Duration Estimate(const CommPlan& plan, const CollectiveCall& call) const;
 };
 

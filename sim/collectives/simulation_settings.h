@@ -32,6 +32,8 @@ struct SimulationSettings {
   bool sync_grads_every_micro_batch = false;
   // Chunked tensor-parallel blocks whose collectives overlap the next chunk's compute.
   bool tp_comm_overlap = false;
+  // NCCL's per-call protocol cost on every collective and pipeline send (nccl_model.h).
+  bool protocol_cost = true;
 };
 
 }  // namespace placesim::sim

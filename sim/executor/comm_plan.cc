@@ -245,7 +245,22 @@ StatusOr<const CommPlan*> CommPlanner::PlanOf(int32_t stage, const Op& op,
     }
     FinishPhase(ph);
   }
+  SetTransport(plan, layout.n);
   return &plans_.emplace(key, std::move(plan)).first->second;
+}
+
+void CommPlanner::SetTransport(CommPlan& plan, int64_t ranks) const {
+  plan.ranks = ranks;
+  plan.on_network.assign(plan.phases.size(), 0);
+  for (size_t k = 0; k < plan.phases.size(); ++k) {
+    for (const FlowPath& f : plan.phases[k].flows) {
+      for (LinkIndex l : f.links) {
+        plan.on_network[k] |= cluster_.link(topology::LinkId{static_cast<int32_t>(l)}).kind !=
+                              topology::LinkKind::kNvlink;
+      }
+      if (plan.on_network[k]) break;
+    }
+  }
 }
 
 StatusOr<CommPlan> CommPlanner::BuildPlan(const Op& op, const GroupLayout& layout, int algorithm) {

@@ -51,6 +51,9 @@ class CommPlanner final : public collectives::Routes {
   StatusOr<const CommPlan*> PlanOf(int32_t stage, const strategies::Op& op,
                                    const GroupLayout& layout, int algorithm);
   StatusOr<FlowPath> PathBetween(VertexId from, VertexId to, const char* what);
+  // Sets plan.on_network (per phase, whether a flow crosses a link other than NVLink) and
+  // plan.ranks = `ranks`, what the protocol cost reads (sim/collectives/nccl_model.h).
+  void SetTransport(CommPlan& plan, int64_t ranks) const;
   // collectives::Routes: GPU to GPU (over their rails when they are on different nodes), and
   // over the rails whatever the nodes.
   StatusOr<FlowPath> Between(VertexId from, VertexId to, const char* what) override;

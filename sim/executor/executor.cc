@@ -57,6 +57,7 @@ ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) 
   o.schedule.prefetch_depth = settings.prefetch_depth;
   o.schedule.sync_grads_every_micro_batch = settings.sync_grads_every_micro_batch;
   o.schedule.tp_comm_overlap = settings.tp_comm_overlap;
+  o.protocol_cost = settings.protocol_cost;
   return o;
 }
 
@@ -190,9 +191,10 @@ class Runner {
   std::vector<char> simulated_nodes_;   // per node: 1 when it holds a lane's simulated rank
   // Per op (global id).
   std::vector<uint32_t> lane_of_;
-  std::vector<Duration> duration_;     // compute and host-compute ops
-  std::vector<const CommPlan*> plan_;  // null when it moves nothing
-  DepGraph deps_;                      // successors (a recv follows its send), unfinished deps
+  std::vector<Duration> duration_;               // compute and host-compute ops
+  std::vector<const CommPlan*> plan_;            // null when it moves nothing
+  std::vector<collectives::Protocol> protocol_;  // collectives and sends: the protocol run
+  DepGraph deps_;  // successors (a recv follows its send), unfinished deps
   // Groups and collective plans (planner_, declared after what it reads), plans per (stage,
   // copy kind) and per (stage, peer stage), shared by every op that uses them. std::map
   // keeps the addresses stable.
@@ -238,12 +240,19 @@ Status Runner::ResolveCollective(const Lane& lane, int32_t i) {
     const Op& op;
     const GroupLayout& layout;
   } plans(planner_, stage, op, *layout);
+  const collectives::CollectiveCall call{op.collective, op.bytes, op.buffer_bytes,
+                                         opt_.protocol_cost};
   ASSIGN_OR_RETURN(const CommPlan* plan,
-                   algorithms_.Choose({op.collective, op.bytes, op.buffer_bytes}, *layout,
-                                      forced_algorithm_, plans));
+                   algorithms_.Choose(call, *layout, forced_algorithm_, plans));
   bool moves = false;
   for (const CommPhase& ph : plan->phases) moves |= !ph.flows.empty();
   plan_[static_cast<size_t>(i)] = moves ? plan : nullptr;
+  // A collective's own duration is NCCL's per-call protocol cost, added to its transfer.
+  if (moves) {
+    const collectives::ProtocolCost cost = algorithms_.at(plan->algorithm).Cost(*plan, call);
+    duration_[static_cast<size_t>(i)] = cost.overhead;
+    protocol_[static_cast<size_t>(i)] = cost.protocol;
+  }
   return Status();
 }
 
@@ -283,9 +292,16 @@ Status Runner::ResolveSend(const Lane& lane, int32_t i) {
       ph.flows.push_back(std::move(p));
     }
     FinishPhase(ph);
+    planner_.SetTransport(plan, 2);
     it = sends_.emplace(key, std::move(plan)).first;
   }
   plan_[static_cast<size_t>(i)] = &it->second;
+  if (!opt_.protocol_cost) return Status();
+  const collectives::ProtocolCost cost =
+      collectives::CheapestProtocol(collectives::NcclRow::kP2p, op.collective, 2, it->second.phases,
+                                    it->second.on_network, {op.bytes, op.buffer_bytes});
+  duration_[static_cast<size_t>(i)] = cost.overhead;
+  protocol_[static_cast<size_t>(i)] = cost.protocol;
   return Status();
 }
 
@@ -438,6 +454,7 @@ Status Runner::SetupOps() {
   const size_t n_ops = lane_of_.size();
   duration_.assign(n_ops, Duration::Zero());
   plan_.assign(n_ops, nullptr);
+  protocol_.assign(n_ops, collectives::Protocol::kSimple);
   const topology::NodeSpec& node = cluster_.spec().node;
   const topology::DeviceSpec& dev = node.gpu;
   const topology::DataType type = ComputeType(ctx_.precision);
@@ -605,11 +622,15 @@ void Runner::StartOp(Engine& engine, Lane& lane, int32_t i) {
   if (op.kind == OpKind::kCollective) {
     ++result.algorithm_calls[static_cast<size_t>(op.collective)]
                             [static_cast<size_t>(plan->algorithm)];
+    ++result.protocol_calls[static_cast<size_t>(protocol_[static_cast<size_t>(i)])];
   }
   CountUnreplayed(*plan, op);
+  // A transfer's own duration (its protocol cost, zero for copies) follows its flows.
   if (const std::optional<Duration> d = network_->Start(
           engine.now(), plan->phases, {op.bytes, op.buffer_bytes}, static_cast<uint64_t>(i))) {
-    engine.ScheduleAfter(*d, kOpDone, 0, static_cast<uint64_t>(i), kDonePhase);
+    const Duration own = duration_[static_cast<size_t>(i)];
+    engine.ScheduleAfter(*d > Duration::Max() - own ? Duration::Max() : *d + own, kOpDone, 0,
+                         static_cast<uint64_t>(i), kDonePhase);
   }
 }
 
@@ -711,7 +732,13 @@ Status Runner::Handle(Engine& engine, const Event& e) {
     if (e.payload != network_->version()) return Status();  // superseded by a later arming
     finished_.clear();
     network_->AdvanceTo(engine.now(), finished_);
-    for (uint64_t i : finished_) FinishOp(engine, static_cast<int32_t>(i));
+    for (uint64_t i : finished_) {
+      if (duration_[i] > Duration::Zero()) {
+        engine.ScheduleAfter(duration_[i], kOpDone, 0, i, kDonePhase);
+      } else {
+        FinishOp(engine, static_cast<int32_t>(i));
+      }
+    }
   }
   StartReady(engine);
   ArmNetwork(engine);

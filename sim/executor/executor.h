@@ -152,6 +152,10 @@ struct ExecutorOptions {
   const collectives::Registry* collectives = nullptr;
   const NetworkModelRegistry* network_models = nullptr;
   strategies::ScheduleOptions schedule;
+  // Charge NCCL's per-call protocol cost (sim/collectives/nccl_model.h) on top of each
+  // collective's and pipeline send's transfer. Default false: the network model's time alone,
+  // as its own maths states it; scenarios turn it on (SimulationSettings::protocol_cost).
+  bool protocol_cost = false;
   // When set, the timeline is written to it as the run produces it (see "Trace" in the file
   // comment). Not owned; the caller calls Finish(). Default: no trace.
   traces::TraceSink* trace = nullptr;
@@ -211,6 +215,9 @@ struct RoleResult {
   // registry id (one entry per registered algorithm): which algorithm ran each call.
   std::array<std::vector<int64_t>, kNumCollectiveKinds> algorithm_calls{};
   std::vector<std::string> algorithm_names;  // by registry id, the names of algorithm_calls
+  // Collective and pipeline-send calls per NCCL protocol (collectives::Protocol order: LL,
+  // LL128, Simple), as the protocol cost chose them (sim/collectives/nccl_model.h).
+  std::array<int64_t, collectives::kNumProtocols> protocol_calls{};
   // One entry per LinkKind present in the cluster, in LinkKind order: the whole step's, the
   // same in every role of one run (the lanes share the network).
   std::vector<LinkKindStats> links;

@@ -140,6 +140,33 @@ TEST(Executor, RingAllReduceOnOneNvSwitchNodeMatchesTheAlphaBetaFormula) {
   }
 }
 
+TEST(Executor, TheProtocolCostAddsToTheRingOnBothNetworkModels) {
+  // The ring all-reduce above with NCCL's protocol cost (sim/collectives/nccl_model.h): 1 GB
+  // runs Simple, which adds its base latency 8.4 us and, per ring step, its NVLink hop latency
+  // 3.4 us less the route's 1 us: 8.4 + 14 x 2.4 = 42 us on top of 14 us + 1.75e9 / 450e9 s.
+  // A 8 B all-reduce runs LL: 6.6 us on top of 14 us (LL's 0.47 us hop is below the route's,
+  // and its quarter bandwidth costs 3 x the wire's 14 B / 450 GB/s = 3 x 32 ps, rounded up).
+  const topology::Cluster cluster = Dgx(1);
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  for (const char* model : {"flow", "analytic"}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    opt.protocol_cost = true;
+    StatusOr<RoleResult> big = ExecuteSchedule(cluster, OneAllReduce(8, GB(1)), ctx, opt);
+    ASSERT_TRUE(big.ok()) << big.status().message();
+    EXPECT_EQ(big->step_time, Microseconds(14 + 42) + DrainTime(1.75e9, 450e9)) << model;
+    EXPECT_EQ(big->protocol_calls[static_cast<size_t>(collectives::Protocol::kSimple)], 1);
+    StatusOr<RoleResult> tiny =
+        ExecuteSchedule(cluster, OneAllReduce(8, Bytes::Count(8)), ctx, opt);
+    ASSERT_TRUE(tiny.ok()) << tiny.status().message();
+    EXPECT_EQ(tiny->step_time,
+              Microseconds(14 + 6.6) + DrainTime(14, 450e9) + Duration::Picoseconds(3 * 32))
+        << model;
+    EXPECT_EQ(tiny->protocol_calls[static_cast<size_t>(collectives::Protocol::kLL)], 1);
+  }
+}
+
 TEST(Executor, AllToAllOnOneNvSwitchNodeIsOnePairwisePhase) {
   // 8 GPUs, ep = 8 carved out of dp = 8, S = 1 GB. The all-to-all is one phase of N (N-1) = 56
   // flows g_i -> g_j of S/N = 125 MB, one step each (alpha = 1 us: uplink + downlink). Every

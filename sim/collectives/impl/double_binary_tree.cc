@@ -33,6 +33,7 @@ class TreeAllReduce final : public Algorithm {
     return "Sanders, Speck and Traeff 2009, \"Two-tree algorithms for full bandwidth broadcast, "
            "reduction and scan\"; NCCL 2.4's trees";
   }
+  NcclRow nccl_row() const override { return NcclRow::kTree; }
   bool AppliesTo(const CollectiveCall& call, const GroupLayout& /*layout*/) const override {
     return SplitsBuffer(call) && call.kind == CollectiveKind::kAllReduce;
   }

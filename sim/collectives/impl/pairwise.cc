@@ -23,6 +23,7 @@ class Pairwise final : public Algorithm {
     return "Thakur, Rabenseifner and Gropp 2005, \"Optimization of collective communication "
            "operations in MPICH\"; NCCL's all-to-all";
   }
+  NcclRow nccl_row() const override { return NcclRow::kP2p; }
   bool AppliesTo(const CollectiveCall& call, const GroupLayout& /*layout*/) const override {
     return call.kind == strategies::CollectiveKind::kAllToAll;
   }

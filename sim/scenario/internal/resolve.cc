@@ -941,6 +941,7 @@ class Resolver {
     out.sync_grads_every_micro_batch =
         sim.has_sync_grads_every_micro_batch() && sim.sync_grads_every_micro_batch();
     out.tp_comm_overlap = sim.has_tp_comm_overlap() && sim.tp_comm_overlap();
+    out.protocol_cost = !sim.has_protocol_cost() || sim.protocol_cost();
   }
 
   // --------------------------------------------------------------------------- economics

@@ -1,0 +1,127 @@
+// NCCL's protocol choice and per-call cost (see nccl_model.h for the model and its source).
+#include "sim/collectives/nccl_model.h"
+
+#include <algorithm>
+#include <array>
+
+#include "sim/network/alpha_beta.h"
+
+namespace placesim::sim::collectives {
+namespace {
+
+using strategies::CollectiveKind;
+
+// NVIDIA/nccl src/graph/tuning.cc at commit 01afd20a (2.12 line), in microseconds, per protocol
+// {LL, LL128, Simple}. baseLat: per call. hwLat: per step, {NVLink, network}.
+constexpr std::array<std::array<double, kNumProtocols>, 3> kBaseLatUs = {{
+    {6.6, 14.0, 8.4},  // ring
+    {6.8, 14.0, 0.0},  // tree
+    {6.6, 14.0, 8.4},  // p2p: a ring step
+}};
+constexpr std::array<std::array<std::array<double, kNumProtocols>, 2>, 3> kHwLatUs = {{
+    {{{0.47, 1.9, 3.4}, {2.7, 4.0, 9.6}}},    // ring: NVLink, network
+    {{{0.52, 1.2, 28.0}, {5.0, 8.5, 50.0}}},  // tree
+    {{{0.47, 1.9, 3.4}, {2.7, 4.0, 9.6}}},    // p2p
+}};
+
+// The share of the link bandwidth protocol p delivers (ncclTopoTuneModel's busBw factors).
+double Efficiency(NcclRow row, Protocol p, CollectiveKind kind, bool multi_node) {
+  if (row == NcclRow::kTree) {
+    switch (p) {
+      case Protocol::kLL:
+        return 0.9 / 3.8;
+      case Protocol::kLL128:
+        return 0.9 * (multi_node ? 0.915 : 7.0 / 9.0);
+      case Protocol::kSimple:
+        return 0.9;
+    }
+  }
+  switch (p) {
+    case Protocol::kLL:
+      return multi_node || kind == CollectiveKind::kAllReduce ? 1.0 / 4.0 : 1.0 / 3.0;
+    case Protocol::kLL128:
+      return 0.92;
+    case Protocol::kSimple:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+// The route latency and bottleneck a phase's slowest flow has: its longest latency and its
+// narrowest bandwidth (every flow of a phase carries the same bytes).
+struct PhaseRoute {
+  Duration latency;
+  double bytes_per_second = 0;
+};
+
+PhaseRoute Slowest(const CommPhase& ph) {
+  PhaseRoute r;
+  for (const auto& [latency, bw] : ph.classes) {
+    r.latency = std::max(r.latency, latency);
+    r.bytes_per_second = r.bytes_per_second == 0 ? bw : std::min(r.bytes_per_second, bw);
+  }
+  return r;
+}
+
+Duration Overhead(NcclRow row, Protocol p, CollectiveKind kind, int64_t ranks,
+                  std::span<const CommPhase> phases, std::span<const uint8_t> on_network,
+                  TransferSize size) {
+  const int proto = static_cast<int>(p);
+  const int r = static_cast<int>(row);
+  bool multi_node = false;
+  for (uint8_t net : on_network) multi_node |= net != 0;
+  Duration latency = Microseconds(kBaseLatUs[r][proto]);
+  double slower_ps = 0;  // the bandwidth the protocol gives up, in picoseconds
+  const double eff = Efficiency(row, p, kind, multi_node);
+  for (size_t k = 0; k < phases.size(); ++k) {
+    const CommPhase& ph = phases[k];
+    if (ph.flows.empty()) continue;
+    const PhaseRoute route = Slowest(ph);
+    const bool net = on_network[k] != 0;
+    double hop_us = kHwLatUs[r][net ? 1 : 0][proto];
+    if (multi_node && !net && p == Protocol::kLL) hop_us *= 1.8;
+    const Duration floor = Microseconds(hop_us);
+    if (floor > route.latency) latency += (floor - route.latency) * std::max<int64_t>(ph.steps, 1);
+    const Bytes bytes = AnalyticPhaseBytes(ph, size);
+    slower_ps +=
+        static_cast<double>(
+            DrainTime(static_cast<double>(bytes.count()), route.bytes_per_second).picoseconds()) *
+        (1.0 / eff - 1.0);
+  }
+  // NCCL's plateau: a multi-node ring all-reduce under Simple, past n / 16 x 64 KiB.
+  if (row == NcclRow::kRing && p == Protocol::kSimple && multi_node &&
+      kind == CollectiveKind::kAllReduce &&
+      static_cast<double>(size.buffer_bytes.count()) >= static_cast<double>(ranks) / 16 * 65536) {
+    latency = Duration::Picoseconds(latency.picoseconds() * 19 / 10);
+  }
+  return latency + Duration::Picoseconds(static_cast<int64_t>(slower_ps));
+}
+
+}  // namespace
+
+std::string_view ProtocolName(Protocol p) {
+  switch (p) {
+    case Protocol::kLL:
+      return "LL";
+    case Protocol::kLL128:
+      return "LL128";
+    case Protocol::kSimple:
+      return "Simple";
+  }
+  return "?";
+}
+
+ProtocolCost CheapestProtocol(NcclRow row, CollectiveKind kind, int64_t ranks,
+                              std::span<const CommPhase> phases,
+                              std::span<const uint8_t> on_network, TransferSize size) {
+  ProtocolCost best;
+  bool first = true;
+  for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
+    const Duration d = Overhead(row, p, kind, ranks, phases, on_network, size);
+    if (first || d < best.overhead) best = {p, d};
+    first = false;
+  }
+  return best;
+}
+
+}  // namespace placesim::sim::collectives
