@@ -54,6 +54,8 @@
 // thread-safe initialisation) and never modified.
 #include "topology/presets.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <optional>
 
@@ -91,6 +93,37 @@ std::vector<DeviceSpec> MakeDevices() {
                .kernel_overhead = Microseconds(4),
                .tdp = Watts(400),
                .idle_power = Watts(40)});
+
+  // NVIDIA A100 Tensor Core GPU datasheet (A100 40GB SXM column): the same compute as the
+  // 80GB part (same GA100 die and clocks); 40 GB HBM2 at 1,555 GB/s; 400 W.
+  d.push_back({.name = "A100-SXM-40GB",
+               .description = "NVIDIA A100 40GB SXM4 (Ampere)",
+               .source = "NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column",
+               .hbm_capacity = GB(40),
+               .hbm_bandwidth = GBps(1555),
+               .peak = Peaks(19.5, 156, 312, 312, 0),
+               .matmul_efficiency = 0.76,
+               .memory_efficiency = 0.85,
+               .kernel_overhead = Microseconds(4),
+               .tdp = Watts(400),
+               .idle_power = Watts(40)});
+
+  // NVIDIA Tesla V100 GPU datasheet (V100 SXM2 column): FP32 15.7 TF; Tensor (fp16 inputs,
+  // fp32 accumulate) 125 TF; no bf16, tf32 or fp8 (Volta has none); 16 or 32 GB HBM2 at
+  // 900 GB/s; 300 W.
+  for (const int gb : {16, 32}) {
+    d.push_back({.name = fmt::format("V100-SXM2-{}GB", gb),
+                 .description = fmt::format("NVIDIA Tesla V100 {}GB SXM2 (Volta)", gb),
+                 .source = "NVIDIA Tesla V100 GPU datasheet, V100 SXM2 column",
+                 .hbm_capacity = GB(gb),
+                 .hbm_bandwidth = GBps(900),
+                 .peak = Peaks(15.7, 0, 0, 125, 0),
+                 .matmul_efficiency = 0.76,
+                 .memory_efficiency = 0.85,
+                 .kernel_overhead = Microseconds(4),
+                 .tdp = Watts(300),
+                 .idle_power = Watts(30)});
+  }
 
   // NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column): FP32 67 TF; TF32 989 TF,
   // BF16/FP16 1,979 TF, FP8 3,958 TF, all "with sparsity", hence dense 494.7 / 989.4 /
@@ -215,6 +248,49 @@ NodeSpec DgxA100() {
           .nic_latency = Microseconds(2)};
 }
 
+NodeSpec DgxA100_320GB() {
+  // NVIDIA DGX A100 datasheet, 320 GB system: 8x A100 40GB on the same NVSwitch baseboard,
+  // NICs, PCIe switches and CPUs as the 640 GB system; 1 TB DDR4 and 15 TB NVMe (4x 3.84 TB).
+  NodeSpec n = DgxA100();
+  n.name = "DGX-A100-320GB";
+  n.description = "NVIDIA DGX A100 320GB: 8x A100-SXM-40GB, NVSwitch, 8x HDR 200G";
+  n.source = "NVIDIA DGX A100 datasheet (320 GB system column)";
+  n.gpu = PresetDevice("A100-SXM-40GB");
+  n.host_memory = TB(1);
+  n.nvme_capacity = TB(4 * 3.84);
+  n.nvme_bandwidth = GBps(4 * kNvmeDriveGBps);
+  return n;
+}
+
+NodeSpec Dgx2() {
+  // NVIDIA DGX-2 datasheet and DGX-2 User Guide: 16x Tesla V100 32GB on two baseboards joined
+  // by 12 NVSwitches, every GPU at 300 GB/s bidirectional NVLink (150 GB/s per direction) to
+  // every other; 8x 100 Gb/s EDR InfiniBand / 100 GbE NICs for compute; 1.5 TB DDR4; dual
+  // Intel Xeon Platinum 8168 (24 cores, 2.7 GHz base); 30 TB NVMe (8x 3.84 TB). PCIe Gen3
+  // (16 GB/s per direction per x16): each baseboard has 4 PCIe switches of 2 GPUs and 1 NIC.
+  //   host memory bandwidth: 2 sockets x 6 channels x DDR4-2666 (21.3 GB/s) = 256 GB/s
+  //   host FLOP/s: 48 cores x 64 fp32 FLOP/cycle (2x 512-bit FMA) x 2.7 GHz = 8.294 TF
+  return {.name = "DGX-2",
+          .description = "NVIDIA DGX-2: 16x V100-SXM2-32GB, 12 NVSwitches, 8x EDR 100G",
+          .source = "NVIDIA DGX-2 datasheet; NVIDIA DGX-2 User Guide (hardware overview)",
+          .gpu = PresetDevice("V100-SXM2-32GB"),
+          .gpus = 16,
+          .nvlink_bandwidth = GBps(150),
+          .nvlink_latency = Microseconds(0.5),
+          .nvswitches = 12,
+          .pcie_switches = 8,
+          .pcie_bandwidth = GBps(16),
+          .pcie_latency = Microseconds(0.5),
+          .host_memory = TB(1.5),
+          .host_memory_bandwidth = GBps(256),
+          .host_flops = TeraFlopRate(8.294),
+          .nvme_capacity = TB(8 * 3.84),
+          .nvme_bandwidth = GBps(8 * kNvmeDriveGBps),
+          .nics = 8,
+          .nic_bandwidth = Gbps(100),
+          .nic_latency = Microseconds(2)};
+}
+
 NodeSpec DgxH100() {
   // NVIDIA DGX H100 datasheet and DGX H100 User Guide: 8x H100 80GB; 4 NVSwitches, 900 GB/s
   // bidirectional NVLink per GPU (450 GB/s per direction); 8 single-port ConnectX-7
@@ -298,7 +374,9 @@ NodeSpec Gb200Nvl72() {
           .nic_latency = Microseconds(2)};
 }
 
-std::vector<NodeSpec> MakeNodes() { return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72()}; }
+std::vector<NodeSpec> MakeNodes() {
+  return {DgxA100(), DgxA100_320GB(), Dgx2(), DgxH100(), HgxH200(), Gb200Nvl72()};
+}
 
 template <typename T>
 std::vector<std::string> Names(const std::vector<T>& items);

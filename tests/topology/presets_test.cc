@@ -157,6 +157,40 @@ TEST(NodePresets, Gb200Nvl72IsOneSeventyTwoGpuNvlinkDomain) {
   EXPECT_EQ(n.host_memory, GB(36 * 480));
 }
 
+TEST(DevicePresets, V100AndA100FortyMatchTheirDatasheets) {
+  // Tesla V100 datasheet, SXM2: 125 TF tensor (fp16), 15.7 TF fp32, no bf16; 900 GB/s HBM2.
+  for (const char* name : {"V100-SXM2-16GB", "V100-SXM2-32GB"}) {
+    const DeviceSpec& v = Device(name);
+    EXPECT_DOUBLE_EQ(Tf(v, DataType::kFp16), 125.0) << name;
+    EXPECT_DOUBLE_EQ(Tf(v, DataType::kBf16), 0.0) << name;
+    EXPECT_DOUBLE_EQ(v.hbm_bandwidth.ToGBps(), 900.0) << name;
+  }
+  EXPECT_EQ(Device("V100-SXM2-16GB").hbm_capacity, GB(16));
+  EXPECT_EQ(Device("V100-SXM2-32GB").hbm_capacity, GB(32));
+  // A100 datasheet, 40GB SXM: 312 TF bf16 dense, 40 GB HBM2 at 1,555 GB/s.
+  const DeviceSpec& a = Device("A100-SXM-40GB");
+  EXPECT_DOUBLE_EQ(Tf(a, DataType::kBf16), 312.0);
+  EXPECT_EQ(a.hbm_capacity, GB(40));
+  EXPECT_DOUBLE_EQ(a.hbm_bandwidth.ToGBps(), 1555.0);
+}
+
+TEST(NodePresets, Dgx2AndDgxA100ThreeTwentyMatchTheirDatasheets) {
+  // DGX-2: 16 V100 32GB, 12 NVSwitches, 300 GB/s bidirectional NVLink -> 150 per direction,
+  // 8 EDR 100 Gb/s NICs, 1.5 TB host memory.
+  const NodeSpec& d2 = Node("DGX-2");
+  EXPECT_EQ(d2.gpu.name, "V100-SXM2-32GB");
+  EXPECT_EQ(d2.gpus, 16);
+  EXPECT_EQ(d2.nvswitches, 12);
+  EXPECT_DOUBLE_EQ(d2.nvlink_bandwidth.ToGBps(), 150.0);
+  EXPECT_EQ(d2.nics, 8);
+  EXPECT_EQ(d2.host_memory, TB(1.5));
+  // DGX A100 320 GB: 8x A100 40GB (8 x 40 = 320), 1 TB host memory.
+  const NodeSpec& a = Node("DGX-A100-320GB");
+  EXPECT_EQ(a.gpu.name, "A100-SXM-40GB");
+  EXPECT_EQ(a.gpus * a.gpu.hbm_capacity.count(), GB(320).count());
+  EXPECT_EQ(a.host_memory, TB(1));
+}
+
 TEST(NodePresets, EveryPresetBuildsAsASingleNodeCluster) {
   for (const NodeSpec& n : NodePresets()) {
     EXPECT_FALSE(n.source.empty()) << n.name;
