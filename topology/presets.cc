@@ -375,7 +375,7 @@ NodeSpec Gb200Nvl72() {
 }
 
 std::vector<NodeSpec> MakeNodes() {
-  return {DgxA100(), DgxA100_320GB(), Dgx2(), DgxH100(), HgxH200(), Gb200Nvl72()};
+  return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72(), DgxA100_320GB(), Dgx2()};
 }
 
 template <typename T>
