@@ -60,6 +60,7 @@ struct Tally {
   double seconds = 0;  // as the kernel model runs them
 
   void Gemm(const DeviceSpec& d, DataType type, const GemmShape& g, double count) {
+    if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return;  // a part the model lacks
     // Forward M x K x N, backward M x N x K (input gradient) and N x M x K (weight gradient).
     const GemmShape dgrad{g.m, g.k, g.n, g.batch};
     const GemmShape wgrad{g.n, g.k, g.m, g.batch};
@@ -177,7 +178,7 @@ double StepMatmulEfficiency(const TransformerSpec& t, const TrainingSpec& traini
                             const topology::MeshShape& mesh, const DeviceSpec& d, DataType type) {
   const FlopRate peak = d.Peak(type);
   if (!d.kernels.present() || d.kernels.gemm_efficiency[static_cast<int>(type)] <= 0 ||
-      !(peak > FlopRate::Zero())) {
+      !(peak > FlopRate::Zero()) || t.layers <= 0 || t.hidden <= 0 || t.heads <= 0) {
     return d.matmul_efficiency;
   }
   const int64_t sc = CeilDiv(t.seq_len, mesh.cp);

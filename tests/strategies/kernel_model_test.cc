@@ -201,6 +201,9 @@ TEST(KernelModel, WithoutAProfileTheFlatEfficiencyHolds) {
   topology::MeshShape mesh;
   EXPECT_DOUBLE_EQ(StepMatmulEfficiency(gpt3.transformer, training, mesh, custom, DataType::kBf16),
                    0.42);
+  // A model given only by its parameter count has no shapes: the device's flat figure.
+  EXPECT_DOUBLE_EQ(StepMatmulEfficiency(TransformerSpec{}, training, mesh, H100(), DataType::kBf16),
+                   H100().matmul_efficiency);
 }
 
 }  // namespace
