@@ -18,6 +18,7 @@
 
 #include "base/errors.h"
 #include "strategies/cost/arith.h"
+#include "strategies/cost/kernel_model.h"
 #include "strategies/cost/pass_costs.h"
 #include "strategies/model.h"
 #include "strategies/plan.h"
@@ -845,7 +846,9 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                                     plan.effective_recompute, plan.effective_sequence_parallel);
   in.params = CountParameters(model.transformer);
   in.peak = gpu.Peak(ComputeType(training.precision));
-  in.roof.flops = in.peak * (gpu.matmul_efficiency > 0 ? gpu.matmul_efficiency : 1.0);
+  const double efficiency = cost::StepMatmulEfficiency(model.transformer, training, strategy.mesh,
+                                                       gpu, ComputeType(training.precision));
+  in.roof.flops = in.peak * (efficiency > 0 ? efficiency : 1.0);
   in.roof.hbm = gpu.hbm_bandwidth * (gpu.memory_efficiency > 0 ? gpu.memory_efficiency : 1.0);
   in.overhead = gpu.kernel_overhead;
   in.bucket = std::max(Bytes::Count(1), gradient_bucket);

@@ -8,29 +8,29 @@
 //     totals (e.g. 900 GB/s on H100), so the per-direction figure is half of it.
 //   * SI units throughout (1 GB = 1e9 bytes; 1 TB/s = 1e12 bytes/s), as the datasheets use.
 //
-// Compute-model defaults (matmul_efficiency, memory_efficiency, kernel_overhead) are the
-// simulator's own calibration, not vendor figures; every scenario can override them. The
-// simulator charges a layer's GEMMs at matmul_efficiency of peak and the memory-bound kernels
-// between them (norms, softmax, dropout, activations; strategies/model.h) at
-// memory_efficiency of HBM bandwidth, one after the other:
-//   * matmul_efficiency: fraction of peak the GEMMs of a training step sustain, attention's
-//     batched GEMMs included. A100: 0.61, calibrated once against published Megatron-LM runs
-//     (the value that minimizes the largest relative error over the three figures) and the
-//     same for every scenario (docs/validation.md): with it, Korthikanti et al. 2022 Table 5
-//     (22B, TP8 on one DGX-A100: 1.42 s full recompute, 1.10 s sequence parallel + selective)
-//     and Narayanan et al. 2021 Table 1 (1T on 3072 A100s: 163 TFLOP/s per GPU) are
-//     reproduced within 5%. That is below the 0.8 of a large square cuBLAS GEMM (~250 of
-//     312 TF), as real layer shapes are (thin per-rank matrices after tensor parallelism,
-//     small batched attention GEMMs). The other parts have no published run replayed here;
-//     they take the A100's ratio of training to large-GEMM efficiency (0.61 / 0.8) times
-//     their own large-GEMM figure, to two decimals: H100/H200 0.7 (~650-750 of 989 TF, below
-//     boost clock at their power limit) -> 0.53; Blackwell 0.65 (younger libraries) -> 0.50;
-//     MI300X 0.5 (about half of its 1307 TF in 2024 measurements, e.g. SemiAnalysis, "MI300X
-//     vs H100 vs H200 Benchmark", Dec 2024) -> 0.38.
-//   * memory_efficiency: fraction of HBM peak a streaming kernel sustains; STREAM-like copy
-//     kernels reach ~85-90% on NVIDIA HBM parts (0.85) and ~80% on MI300X (0.8).
-//   * kernel_overhead: launch plus tail cost per kernel without CUDA/HIP graphs, ~4 us on
-//     NVIDIA and ~6 us on ROCm, the order measured by small-kernel launch benchmarks.
+// Compute-model defaults (kernels, matmul_efficiency, memory_efficiency, kernel_overhead) are
+// the simulator's own calibration on microbenchmarks, not vendor figures and never fitted to
+// end-to-end training runs (docs/calibration.md); every scenario can override them. The
+// simulator charges a layer's GEMMs and attention through the kernel model (`kernels`, see
+// the profiles below and strategies/cost/kernel_model.h) and the memory-bound kernels between
+// them (norms, softmax, dropout, activations; strategies/model.h) at memory_efficiency of HBM
+// bandwidth, one after the other:
+//   * matmul_efficiency: the profile's saturated bf16 (V100: fp16) GEMM efficiency, used as
+//     is only where the kernel model has no figure (a type without one, e.g. tf32) and by
+//     tools that want one flat number. A scenario that sets it turns the kernel model off
+//     for its device: every GEMM then runs at that fraction of peak, whatever its shape.
+//     MI300X keeps 0.38 (about half of its 1307 TF in 2024 measurements, e.g. SemiAnalysis,
+//     "MI300X vs H100 vs H200 Benchmark", Dec 2024, times the 0.76 ratio of training to
+//     large-GEMM efficiency placesim used before its kernel model) and has no profile.
+//   * memory_efficiency: fraction of HBM peak a streaming kernel sustains. Measured on H100
+//     SXM: a 1-4 GiB device-to-device copy moves 3.01-3.03 TB/s counting bytes read and
+//     written (0.90 of 3.35); H200 likewise 4.3 of 4.8 TB/s (a PyTorch device-to-device copy
+//     measured 2026-10-28) -> 0.90. Other NVIDIA parts keep 0.85 (STREAM-like copies reach ~85-90% on
+//     HBM), MI300X 0.8.
+//   * kernel_overhead: launch plus tail cost per op (its memory-bound kernels) without
+//     CUDA/HIP graphs, ~4 us on NVIDIA and ~6 us on ROCm, the order measured by small-kernel
+//     launch benchmarks (on H100 here: 7.3 us a kernel for back-to-back one-element PyTorch
+//     adds, bound by host dispatch; the GEMM fit's fixed cost is 4 us).
 //
 // Power (used only for the energy figures, docs/economics.md):
 //   * tdp: the datasheet's maximum board power: A100 SXM 400 W ("Max thermal design power");
@@ -76,6 +76,49 @@ std::array<FlopRate, kNumDataTypes> Peaks(double fp32_tf, double tf32_tf, double
   return p;
 }
 
+// Kernel profiles (strategies/cost/kernel_model.h), calibrated on GEMM and attention
+// microbenchmarks only; docs/calibration.md holds the measurements and the sources.
+//   H100: measured on one H100 80GB HBM3 SXM (132 SMs, driver 580.159.04, PyTorch 2.11 +
+//     CUDA 13.0, cuBLAS through torch.mm / torch._scaled_mm, cuDNN 9.19 fused attention) at
+//     sustained (power-limited, ~685 W, 1.3-1.6 GHz) clocks, 123 GEMM shapes (M 128..16384
+//     by the N x K of 4096- and 12288-wide layers, and squares), each the mean of two shuffled
+//     passes: saturated efficiency 0.70 bf16 and 0.61 fp8, operands streamed at 0.80 of HBM
+//     when memory-bound, 6 us fixed cost per kernel; no wave quantization (cuBLAS 12 spreads
+//     the last wave: the rates show no step at multiples of 132 tiles). Fused causal
+//     attention (cuDNN, the kernel Transformer Engine runs on Hopper): forward 0.64 and
+//     backward 0.55 of the bf16 peak at long sequences, half of that at 384 / 768 keys.
+//   Other parts, FALLBACK where nothing was measured here: the H100 ratio of typical-shape
+//     to best-shape efficiency (0.70 / 0.803 = 0.87 bf16, 0.61 / 0.709 = 0.86 fp8) times each
+//     part's published Maximum Achievable Matmul FLOPS (S. Bekman, "Machine Learning Engineering",
+//     compute/accelerator/README.md, MAMF table: A100 SXM 271.2 of 312 bf16; H100 SXM 794.5
+//     of 989 "H200 is the same", fp8 1402.6 of 1979; H200 fp8 1453.4; B200 1745.0 of 2250,
+//     fp8 3432.5 of 4500; GB200 1822.0 of 2500, fp8 3615.6 of 5000): A100 0.76; H200 0.70,
+//     fp8 0.63; B200 0.68 / 0.66; B200-NVL72 0.64 / 0.62. V100 has no published MAMF row:
+//     it takes the A100's 0.76 (fp16). Attention: A100 from FlashAttention-2 (Dao 2023,
+//     arXiv 2307.08691, abstract: "50-73% of the theoretical maximum FLOPs/s on A100"):
+//     forward 0.73, backward 0.50; Blackwell the H100's measured attention-to-GEMM ratio
+//     (0.64 / 0.70 forward, 0.55 / 0.70 backward); V100 none (FlashAttention-2 needs
+//     Ampere or newer), so its attention runs as batched GEMMs. Ampere and Volta cuBLAS
+//     quantize waves (NVIDIA, "Matrix Multiplication Background User's Guide", section 3.2);
+//     the tile edge is 128 (its section 2.3, typical cuBLAS tiles). MI300X has no profile.
+KernelProfile Kernels(int sms, bool waves, double e16, double e8, double attention_forward,
+                      double attention_backward) {
+  KernelProfile k;
+  k.sms = sms;
+  k.tile = 128;
+  k.wave_quantization = waves;
+  k.gemm_efficiency[static_cast<int>(DataType::kBf16)] = e16;
+  k.gemm_efficiency[static_cast<int>(DataType::kFp16)] = e16;
+  k.gemm_efficiency[static_cast<int>(DataType::kFp8)] = e8;
+  k.gemm_memory_efficiency = 0.80;
+  k.kernel_launch = Microseconds(6);
+  k.attention_forward_efficiency = attention_forward;
+  k.attention_backward_efficiency = attention_backward;
+  k.attention_half_saturation_keys_forward = 384;
+  k.attention_half_saturation_keys_backward = 768;
+  return k;
+}
+
 std::vector<DeviceSpec> MakeDevices() {
   std::vector<DeviceSpec> d;
 
@@ -88,9 +131,10 @@ std::vector<DeviceSpec> MakeDevices() {
                .hbm_capacity = GB(80),
                .hbm_bandwidth = GBps(2039),
                .peak = Peaks(19.5, 156, 312, 312, 0),
-               .matmul_efficiency = 0.61,
+               .matmul_efficiency = 0.76,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
+               .kernels = Kernels(108, true, 0.76, 0, 0.73, 0.50),
                .tdp = Watts(400),
                .idle_power = Watts(40)});
 
@@ -105,6 +149,7 @@ std::vector<DeviceSpec> MakeDevices() {
                .matmul_efficiency = 0.76,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
+               .kernels = Kernels(108, true, 0.76, 0, 0.73, 0.50),
                .tdp = Watts(400),
                .idle_power = Watts(40)});
 
@@ -121,6 +166,7 @@ std::vector<DeviceSpec> MakeDevices() {
                  .matmul_efficiency = 0.76,
                  .memory_efficiency = 0.85,
                  .kernel_overhead = Microseconds(4),
+                 .kernels = Kernels(80, true, 0.76, 0, 0, 0),
                  .tdp = Watts(300),
                  .idle_power = Watts(30)});
   }
@@ -135,9 +181,10 @@ std::vector<DeviceSpec> MakeDevices() {
                .hbm_capacity = GB(80),
                .hbm_bandwidth = GBps(3350),
                .peak = Peaks(67, 494.7, 989.4, 989.4, 1978.9),
-               .matmul_efficiency = 0.53,
-               .memory_efficiency = 0.85,
+               .matmul_efficiency = 0.70,
+               .memory_efficiency = 0.90,
                .kernel_overhead = Microseconds(4),
+               .kernels = Kernels(132, false, 0.70, 0.61, 0.64, 0.55),
                .tdp = Watts(700),
                .idle_power = Watts(70)});
 
@@ -150,9 +197,10 @@ std::vector<DeviceSpec> MakeDevices() {
                .hbm_capacity = GB(141),
                .hbm_bandwidth = GBps(4800),
                .peak = Peaks(67, 494.7, 989.4, 989.4, 1978.9),
-               .matmul_efficiency = 0.53,
-               .memory_efficiency = 0.85,
+               .matmul_efficiency = 0.70,
+               .memory_efficiency = 0.90,
                .kernel_overhead = Microseconds(4),
+               .kernels = Kernels(132, false, 0.70, 0.63, 0.64, 0.55),
                .tdp = Watts(700),
                .idle_power = Watts(70)});
 
@@ -166,9 +214,10 @@ std::vector<DeviceSpec> MakeDevices() {
                .hbm_capacity = GB(180),
                .hbm_bandwidth = GBps(7700),
                .peak = Peaks(75, 1100, 2250, 2250, 4500),
-               .matmul_efficiency = 0.50,
+               .matmul_efficiency = 0.68,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
+               .kernels = Kernels(148, false, 0.68, 0.66, 0.62, 0.53),
                .tdp = Watts(1000),
                .idle_power = Watts(100)});
 
@@ -183,9 +232,10 @@ std::vector<DeviceSpec> MakeDevices() {
                .hbm_capacity = GB(186),
                .hbm_bandwidth = GBps(8000),
                .peak = Peaks(80, 1250, 2500, 2500, 5000),
-               .matmul_efficiency = 0.50,
+               .matmul_efficiency = 0.64,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
+               .kernels = Kernels(148, false, 0.64, 0.62, 0.58, 0.50),
                .tdp = Watts(1200),
                .idle_power = Watts(120)});
 
@@ -201,6 +251,7 @@ std::vector<DeviceSpec> MakeDevices() {
                .matmul_efficiency = 0.38,
                .memory_efficiency = 0.80,
                .kernel_overhead = Microseconds(6),
+               .kernels = {},  // no profile: GEMMs at matmul_efficiency
                .tdp = Watts(750),
                .idle_power = Watts(75)});
   return d;
@@ -375,7 +426,7 @@ NodeSpec Gb200Nvl72() {
 }
 
 std::vector<NodeSpec> MakeNodes() {
-  return {DgxA100(), DgxA100_320GB(), Dgx2(), DgxH100(), HgxH200(), Gb200Nvl72()};
+  return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72(), DgxA100_320GB(), Dgx2()};
 }
 
 template <typename T>

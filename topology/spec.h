@@ -22,6 +22,36 @@ enum class DataType { kFp32, kTf32, kBf16, kFp16, kFp8 };
 inline constexpr int kNumDataTypes = 5;
 const char* DataTypeName(DataType t);  // "fp32", "tf32", "bf16", "fp16", "fp8"
 
+// The device's kernel model (strategies/cost/kernel_model.h), calibrated on microbenchmarks
+// (docs/calibration.md): what a GEMM or an attention kernel of a given shape reaches. A
+// profile with sms == 0 is absent: every GEMM then runs at DeviceSpec::matmul_efficiency.
+struct KernelProfile {
+  int sms = 0;  // streaming multiprocessors (the wave size of a GEMM's tiles)
+  // GEMM tile edge: M and N are padded up to a multiple of it (tile quantization).
+  int tile = 128;
+  // Whether the last partial wave of tiles costs a whole wave (wave quantization). Libraries
+  // with stream-K / split-K scheduling (cuBLAS 12 on Hopper and Blackwell) spread it instead.
+  bool wave_quantization = false;
+  // Fraction of the dense peak a GEMM of typical training shapes sustains once it is large
+  // (the saturated efficiency), per DataType; 0 = use matmul_efficiency for that type.
+  std::array<double, kNumDataTypes> gemm_efficiency{};
+  // Fraction of HBM bandwidth a GEMM streams its operands at when memory-bound (thin shapes).
+  double gemm_memory_efficiency = 0.0;
+  // Fixed cost of one GEMM or attention kernel (launch, prologue, epilogue).
+  Duration kernel_launch;
+  // Fused (flash) attention: fraction of the 16-bit peak its forward and backward kernels
+  // sustain on the work they do (causal masking skips half the score blocks) at long
+  // sequences; 0 = no fused kernel on this device (the attention runs as batched GEMMs).
+  double attention_forward_efficiency = 0.0;
+  double attention_backward_efficiency = 0.0;
+  // Keys per query at which the fused forward / backward kernel reaches half its saturated
+  // efficiency (short sequences leave the SMs and the softmax pipeline underused).
+  int64_t attention_half_saturation_keys_forward = 0;
+  int64_t attention_half_saturation_keys_backward = 0;
+
+  bool present() const { return sms > 0; }
+};
+
 struct DeviceSpec {
   std::string name;         // preset name, e.g. "H100-SXM-80GB"
   std::string description;  // one line
@@ -37,6 +67,8 @@ struct DeviceSpec {
   double memory_efficiency = 0.0;
   // Fixed cost added to every kernel (launch and tail effects).
   Duration kernel_overhead;
+  // Shape-aware kernel model; absent on devices not from a calibrated preset.
+  KernelProfile kernels;
   // Board power limit (TDP / TBP) from the datasheet, and the draw of an idle but powered GPU
   // (an assumption, see presets.cc); used only by the energy figures (sim/economics). Zero =
   // unknown (a device not from a preset).

@@ -44,6 +44,7 @@
 #include "sim/network/alpha_beta.h"
 #include "sim/network/network_model.h"
 #include "strategies/analyzer.h"
+#include "strategies/cost/kernel_model.h"
 #include "strategies/model.h"
 #include "topology/placement.h"
 
@@ -458,7 +459,9 @@ Status Runner::SetupOps() {
   const topology::NodeSpec& node = cluster_.spec().node;
   const topology::DeviceSpec& dev = node.gpu;
   const topology::DataType type = ComputeType(ctx_.precision);
-  const double flop_rate = dev.Peak(type).per_second() * dev.matmul_efficiency;
+  const double efficiency =
+      ctx_.matmul_efficiency > 0 ? ctx_.matmul_efficiency : dev.matmul_efficiency;
+  const double flop_rate = dev.Peak(type).per_second() * efficiency;
   const double mem_rate = dev.hbm_bandwidth.bytes_per_second() * dev.memory_efficiency;
   for (size_t k = 0; k < lanes_.size(); ++k) {
     const Lane& lane = lanes_[k];
@@ -470,7 +473,7 @@ Status Runner::SetupOps() {
           if (!(flop_rate > 0)) {
             return InvalidArgumentError(fmt::format(
                 "cluster.node.gpu: peak {} x matmul_efficiency {} must be > 0 to run compute",
-                topology::DataTypeName(type), dev.matmul_efficiency));
+                topology::DataTypeName(type), efficiency));
           }
           if (!(mem_rate > 0)) {
             return InvalidArgumentError(
@@ -906,6 +909,9 @@ StatusOr<SimResult> SimulateStep(const topology::Cluster& cluster,
   ctx.mesh = strategy.mesh;
   ctx.rank_order = strategy.rank_order;
   ctx.precision = training.precision;
+  ctx.matmul_efficiency = strategies::cost::StepMatmulEfficiency(
+      model.transformer, training, strategy.mesh, cluster.spec().node.gpu,
+      ComputeType(training.precision));
   ctx.rank = 0;
   ASSIGN_OR_RETURN(ExecutionResult run, ExecuteSchedules(cluster, schedules, ctx, options));
   SimResult out;

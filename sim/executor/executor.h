@@ -248,6 +248,10 @@ struct ExecutionContext {
   topology::MeshShape mesh;
   topology::RankOrder rank_order;
   strategies::Precision precision = strategies::Precision::kBf16Mixed;
+  // Fraction of peak the compute ops' FLOPs run at; 0 = the device's matmul_efficiency.
+  // SimulateStep sets the kernel model's figure for the step's shapes
+  // (strategies/cost/kernel_model.h).
+  double matmul_efficiency = 0.0;
   // The rank simulated (its coordinate, with pp set to each schedule's stage, picks each
   // lane's rank). REQUIRES: 0 <= rank < mesh.world().
   int64_t rank = 0;

@@ -134,6 +134,9 @@ topology::ClusterSpec FreeCommunicationNode(int gpus) {
   spec.node.pcie_switches = 1;
   spec.node.nics = 1;
   spec.node.gpu.kernel_overhead = Duration::Zero();
+  // No kernel profile: every op's FLOPs run at peak x matmul_efficiency, the rate R the
+  // bubble arithmetic below divides by (the shape-aware model would only rescale R).
+  spec.node.gpu.kernels = topology::KernelProfile{};
   spec.node.gpu.hbm_bandwidth = Bandwidth::BytesPerSecond(1e21);
   spec.node.gpu.hbm_capacity = TB(1);
   spec.node.nvlink_bandwidth = free;

@@ -203,6 +203,19 @@ TEST(ScenarioValidation, EfficienciesMustBeInZeroToOne) {
   EXPECT_EQ(Error({"cluster.node.gpu.matmul_efficiency=1"}), "OK");
 }
 
+TEST(ScenarioValidation, AFlatMatmulEfficiencyReplacesThePresetsKernelModel) {
+  // The preset's GPU keeps its shape-aware kernel profile (strategies/cost/kernel_model.h);
+  // a scenario that pins matmul_efficiency asks for one flat fraction of peak instead.
+  StatusOr<Scenario> preset = LoadScenarioText(kBase, ScenarioFormat::kTextProto, {}, "t");
+  ASSERT_TRUE(preset.ok()) << preset.status().message();
+  EXPECT_TRUE(preset->cluster.node.gpu.kernels.present());
+  StatusOr<Scenario> flat = LoadScenarioText(
+      kBase, ScenarioFormat::kTextProto, {"cluster.node.gpu.matmul_efficiency=0.5"}, "t");
+  ASSERT_TRUE(flat.ok()) << flat.status().message();
+  EXPECT_FALSE(flat->cluster.node.gpu.kernels.present());
+  EXPECT_DOUBLE_EQ(flat->cluster.node.gpu.matmul_efficiency, 0.5);
+}
+
 TEST(ScenarioValidation, HbmMustBePositive) {
   std::string e =
       Error({"cluster.node.gpu.hbm_capacity=0 GB", "cluster.node.gpu.hbm_bandwidth=0 GB/s"});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "strategies/analyzer.h"
+#include "strategies/cost/kernel_model.h"
 #include "strategies/presets.h"
 #include "strategies/schedule.h"
 #include "topology/presets.h"
@@ -386,12 +387,13 @@ TEST(ExhaustiveSpace, CandidateKnobsReachTheTrainingAndTheEstimate) {
 
 // The estimate's compute is the schedule's: every compute op the schedule emits for the step's
 // forward, backward-input and backward-weight passes (the compute part) and its recompute
-// passes (the recompute part), each at the executor's roofline max(FLOPs / (peak x
-// matmul_efficiency), (read + written) / (HBM x memory_efficiency)) + element-wise bytes / (HBM
+// passes (the recompute part), each at the executor's roofline max(FLOPs / (peak x e),
+// (read + written) / (HBM x memory_efficiency)) + element-wise bytes / (HBM
 // x memory_efficiency). Both read one source of per-op work (cost::PassCosts), so the sums
 // agree to the picosecond, and the estimate launches as many kernels: dense layers whole and
 // split in tp blocks, sequence parallelism, both recompute policies, ring attention over cp 2,
-// and a mixture of experts under ep.
+// and a mixture of experts under ep. e is the kernel model's efficiency for the candidate's
+// shapes (cost::StepMatmulEfficiency), which the executor's SimulateStep uses as well.
 TEST(EstimateStep, ChargesTheComputeOpsTheScheduleEmits) {
   struct Case {
     const char* model;  // "" = the small GPT
@@ -433,7 +435,10 @@ TEST(EstimateStep, ChargesTheComputeOpsTheScheduleEmits) {
     ASSERT_EQ(schedules->size(), 1u) << label;  // pp 1: one stage
 
     const topology::DeviceSpec& gpu = s.cluster.node.gpu;
-    const FlopRate flop_rate = gpu.Peak(topology::DataType::kBf16) * gpu.matmul_efficiency;
+    const FlopRate flop_rate =
+        gpu.Peak(topology::DataType::kBf16) *
+        cost::StepMatmulEfficiency(s.model.transformer, training, strategy->mesh, gpu,
+                                   topology::DataType::kBf16);
     const Bandwidth hbm = gpu.hbm_bandwidth * gpu.memory_efficiency;
     Duration compute, recompute;
     int64_t kernels = 0;

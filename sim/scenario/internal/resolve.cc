@@ -380,7 +380,11 @@ class Resolver {
     RateField(gp + "peak_bf16", g.has_peak_bf16(), g.peak_bf16(), peak(topology::DataType::kBf16));
     RateField(gp + "peak_fp16", g.has_peak_fp16(), g.peak_fp16(), peak(topology::DataType::kFp16));
     RateField(gp + "peak_fp8", g.has_peak_fp8(), g.peak_fp8(), peak(topology::DataType::kFp8));
-    if (g.has_matmul_efficiency()) dev.matmul_efficiency = g.matmul_efficiency();
+    // A flat efficiency the scenario sets replaces the preset's shape-aware kernel model.
+    if (g.has_matmul_efficiency()) {
+      dev.matmul_efficiency = g.matmul_efficiency();
+      dev.kernels = topology::KernelProfile{};
+    }
     if (g.has_memory_efficiency()) dev.memory_efficiency = g.memory_efficiency();
     DurationField(gp + "kernel_overhead", g.has_kernel_overhead(), g.kernel_overhead(),
                   &dev.kernel_overhead);

@@ -1,0 +1,210 @@
+// Holds the kernel model (strategies/cost/kernel_model.h) to its microbenchmark calibration
+// (docs/calibration.md): every H100 GEMM point measured for the profile, the fused attention
+// points, and the shape effects the model exists for (thin shards and small micro-batches
+// slower per FLOP, wave quantization on parts that have it).
+// Thread-safety: tests run single-threaded.
+#include "strategies/cost/kernel_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "strategies/presets.h"
+#include "topology/presets.h"
+
+namespace placesim::strategies::cost {
+namespace {
+
+using topology::DataType;
+using topology::DeviceSpec;
+
+const DeviceSpec& H100() { return *topology::FindDevicePreset("H100-SXM-80GB"); }
+
+double Tflops(Flops f, Duration t) { return f.count() / t.ToSeconds() / 1e12; }
+
+struct GemmPoint {
+  DataType type;
+  int64_t m, n, k;
+  double measured_tflops;
+};
+
+// Measured on one H100 80GB HBM3 SXM (driver 580.159.04, PyTorch 2.11.0+cu130, cuBLAS via
+// torch.mm and torch._scaled_mm), sustained clocks, mean of two shuffled passes:
+// docs/data/h100_gemm_sustained.csv, produced by scripts/microbench.py. Points that ran under
+// 35 us are left out: back-to-back torch calls from Python issue no faster than ~20-30 us
+// there (a 1024^3 GEMM, 3 us of GPU work, takes 21 us), so they measure the host.
+const std::vector<GemmPoint>& H100GemmPoints() {
+  static const std::vector<GemmPoint>* const kPoints = new std::vector<GemmPoint>{
+      {DataType::kBf16, 128, 4096, 16384, 280.4},    {DataType::kBf16, 128, 4608, 12288, 273.8},
+      {DataType::kBf16, 128, 6144, 12288, 326.1},    {DataType::kBf16, 128, 12288, 4096, 310.9},
+      {DataType::kBf16, 128, 12288, 6144, 325.3},    {DataType::kBf16, 128, 16384, 4096, 313.6},
+      {DataType::kBf16, 256, 4096, 16384, 513.9},    {DataType::kBf16, 256, 4608, 12288, 529.7},
+      {DataType::kBf16, 256, 6144, 12288, 535.6},    {DataType::kBf16, 256, 12288, 4096, 557.0},
+      {DataType::kBf16, 256, 12288, 6144, 534.0},    {DataType::kBf16, 256, 16384, 4096, 554.0},
+      {DataType::kBf16, 512, 4096, 16384, 652.5},    {DataType::kBf16, 512, 4608, 12288, 631.0},
+      {DataType::kBf16, 512, 6144, 12288, 641.4},    {DataType::kBf16, 512, 12288, 4096, 672.9},
+      {DataType::kBf16, 512, 12288, 6144, 627.5},    {DataType::kBf16, 512, 16384, 4096, 646.3},
+      {DataType::kBf16, 1024, 4096, 4096, 621.0},    {DataType::kBf16, 1024, 4096, 16384, 705.8},
+      {DataType::kBf16, 1024, 4608, 12288, 656.9},   {DataType::kBf16, 1024, 6144, 12288, 677.3},
+      {DataType::kBf16, 1024, 12288, 1536, 611.8},   {DataType::kBf16, 1024, 12288, 4096, 672.8},
+      {DataType::kBf16, 1024, 12288, 6144, 681.6},   {DataType::kBf16, 1024, 16384, 4096, 678.2},
+      {DataType::kBf16, 2048, 4096, 4096, 642.1},    {DataType::kBf16, 2048, 4096, 16384, 721.2},
+      {DataType::kBf16, 2048, 4608, 12288, 701.9},   {DataType::kBf16, 2048, 6144, 12288, 686.0},
+      {DataType::kBf16, 2048, 12288, 1536, 649.8},   {DataType::kBf16, 2048, 12288, 4096, 680.8},
+      {DataType::kBf16, 2048, 12288, 6144, 691.4},   {DataType::kBf16, 2048, 16384, 4096, 688.0},
+      {DataType::kBf16, 4096, 4096, 4096, 668.5},    {DataType::kBf16, 4096, 4096, 16384, 704.3},
+      {DataType::kBf16, 4096, 4608, 12288, 703.2},   {DataType::kBf16, 4096, 6144, 12288, 720.4},
+      {DataType::kBf16, 4096, 12288, 1536, 637.4},   {DataType::kBf16, 4096, 12288, 4096, 689.9},
+      {DataType::kBf16, 4096, 12288, 6144, 687.4},   {DataType::kBf16, 4096, 16384, 4096, 672.6},
+      {DataType::kBf16, 6144, 6144, 6144, 690.1},    {DataType::kBf16, 8192, 4096, 4096, 693.3},
+      {DataType::kBf16, 8192, 4096, 16384, 699.8},   {DataType::kBf16, 8192, 4608, 12288, 686.7},
+      {DataType::kBf16, 8192, 6144, 12288, 669.3},   {DataType::kBf16, 8192, 8192, 8192, 673.3},
+      {DataType::kBf16, 8192, 12288, 1536, 668.2},   {DataType::kBf16, 8192, 12288, 4096, 692.1},
+      {DataType::kBf16, 8192, 12288, 6144, 671.0},   {DataType::kBf16, 8192, 16384, 4096, 679.8},
+      {DataType::kBf16, 12288, 12288, 12288, 698.4}, {DataType::kBf16, 16384, 4096, 4096, 667.1},
+      {DataType::kBf16, 16384, 4096, 16384, 687.7},  {DataType::kBf16, 16384, 4608, 12288, 717.2},
+      {DataType::kBf16, 16384, 6144, 12288, 719.3},  {DataType::kBf16, 16384, 12288, 1536, 658.9},
+      {DataType::kBf16, 16384, 12288, 4096, 669.3},  {DataType::kBf16, 16384, 12288, 6144, 705.9},
+      {DataType::kBf16, 16384, 16384, 4096, 668.7},  {DataType::kBf16, 16384, 16384, 16384, 693.6},
+      {DataType::kFp8, 256, 4096, 16384, 914.8},     {DataType::kFp8, 256, 6144, 12288, 957.6},
+      {DataType::kFp8, 256, 12288, 6144, 943.7},     {DataType::kFp8, 256, 16384, 4096, 962.8},
+      {DataType::kFp8, 512, 4096, 16384, 1179.9},    {DataType::kFp8, 512, 4608, 12288, 1132.9},
+      {DataType::kFp8, 512, 6144, 12288, 1147.3},    {DataType::kFp8, 512, 12288, 4096, 1034.9},
+      {DataType::kFp8, 512, 12288, 6144, 1151.9},    {DataType::kFp8, 512, 16384, 4096, 1107.5},
+      {DataType::kFp8, 1024, 4096, 16384, 1261.0},   {DataType::kFp8, 1024, 4608, 12288, 1164.7},
+      {DataType::kFp8, 1024, 6144, 12288, 1228.4},   {DataType::kFp8, 1024, 12288, 1536, 958.9},
+      {DataType::kFp8, 1024, 12288, 4096, 1169.0},   {DataType::kFp8, 1024, 12288, 6144, 1140.3},
+      {DataType::kFp8, 1024, 16384, 4096, 1135.4},   {DataType::kFp8, 2048, 4096, 4096, 1151.4},
+      {DataType::kFp8, 2048, 4096, 16384, 1206.3},   {DataType::kFp8, 2048, 4608, 12288, 1244.4},
+      {DataType::kFp8, 2048, 6144, 12288, 1191.2},   {DataType::kFp8, 2048, 12288, 1536, 1024.4},
+      {DataType::kFp8, 2048, 12288, 4096, 1154.1},   {DataType::kFp8, 2048, 12288, 6144, 1172.5},
+      {DataType::kFp8, 2048, 16384, 4096, 1120.5},   {DataType::kFp8, 4096, 4096, 4096, 1158.0},
+      {DataType::kFp8, 4096, 4096, 16384, 1166.0},   {DataType::kFp8, 4096, 4608, 12288, 1231.2},
+      {DataType::kFp8, 4096, 6144, 12288, 1133.0},   {DataType::kFp8, 4096, 12288, 1536, 991.3},
+      {DataType::kFp8, 4096, 12288, 4096, 1217.9},   {DataType::kFp8, 4096, 12288, 6144, 1219.6},
+      {DataType::kFp8, 4096, 16384, 4096, 1246.9},   {DataType::kFp8, 6144, 6144, 6144, 1193.4},
+      {DataType::kFp8, 8192, 4096, 4096, 1176.7},    {DataType::kFp8, 8192, 4096, 16384, 1172.8},
+      {DataType::kFp8, 8192, 4608, 12288, 1239.2},   {DataType::kFp8, 8192, 6144, 12288, 1257.0},
+      {DataType::kFp8, 8192, 8192, 8192, 1191.9},    {DataType::kFp8, 8192, 12288, 1536, 1058.5},
+      {DataType::kFp8, 8192, 12288, 4096, 1228.5},   {DataType::kFp8, 8192, 12288, 6144, 1206.6},
+      {DataType::kFp8, 8192, 16384, 4096, 1226.8},   {DataType::kFp8, 12288, 12288, 12288, 1243.8},
+      {DataType::kFp8, 16384, 4096, 4096, 1265.8},   {DataType::kFp8, 16384, 4096, 16384, 1307.0},
+      {DataType::kFp8, 16384, 4608, 12288, 1190.4},  {DataType::kFp8, 16384, 6144, 12288, 1211.5},
+      {DataType::kFp8, 16384, 12288, 1536, 1048.7},  {DataType::kFp8, 16384, 12288, 4096, 1161.8},
+      {DataType::kFp8, 16384, 12288, 6144, 1202.3},  {DataType::kFp8, 16384, 16384, 4096, 1223.3},
+      {DataType::kFp8, 16384, 16384, 16384, 1252.0},
+  };
+  return *kPoints;
+}
+
+// fp8 GEMMs with a short reduction (K = 1536) and one thin bf16 shape run 11-16% below the
+// model: their per-tile epilogue (scaling and writing C) is a larger share of a short K loop
+// than the one fixed cost per kernel the model charges. They are held to 20%, the rest to 10%.
+bool KnownShortfall(const GemmPoint& p) {
+  return (p.type == DataType::kFp8 && p.k == 1536) ||
+         (p.type == DataType::kBf16 && p.m == 256 && p.n == 4096 && p.k == 16384);
+}
+
+TEST(KernelModel, H100GemmThroughputWithinTenPercentOfMeasured) {
+  double total_error = 0;
+  for (const GemmPoint& p : H100GemmPoints()) {
+    const GemmShape g{p.m, p.n, p.k};
+    const double predicted = Tflops(g.flops(), GemmTime(H100(), p.type, g));
+    const double error = predicted / p.measured_tflops - 1;
+    total_error += std::abs(error);
+    EXPECT_LE(std::abs(error), KnownShortfall(p) ? 0.20 : 0.10)
+        << topology::DataTypeName(p.type) << " " << p.m << "x" << p.n << "x" << p.k
+        << ": predicted " << predicted << " TFLOP/s, measured " << p.measured_tflops;
+  }
+  // Mean |error| over all 115 points: 3.5% when calibrated (docs/calibration.md).
+  EXPECT_LT(total_error / static_cast<double>(H100GemmPoints().size()), 0.05);
+}
+
+struct AttentionPoint {
+  int64_t seq;
+  double forward_efficiency;   // of the work done (causal: half the scores), of bf16 peak
+  double backward_efficiency;  // 2.5 x the forward work
+};
+
+TEST(KernelModel, H100CausalFusedAttentionWithinTenPercentOfMeasured) {
+  // cuDNN fused attention through torch SDPA, causal, 32 heads of 128, b x s = 16384 tokens
+  // (docs/data/h100_microbench.csv): efficiency = work / time / 989.4 TFLOP/s.
+  const std::vector<AttentionPoint> points = {{512, 0.358, 0.180},
+                                              {1024, 0.464, 0.298},
+                                              {2048, 0.537, 0.400},
+                                              {4096, 0.589, 0.479},
+                                              {8192, 0.611, 0.522}};
+  const double peak = H100().Peak(DataType::kBf16).per_second();
+  for (const AttentionPoint& p : points) {
+    const AttentionShape a{(16384 / p.seq) * 32, p.seq, p.seq, 128, true};
+    const double forward =
+        a.forward_work().count() / FusedAttentionForwardTime(H100(), a).ToSeconds() / peak;
+    const double backward =
+        2.5 * a.forward_work().count() / FusedAttentionBackwardTime(H100(), a).ToSeconds() / peak;
+    EXPECT_NEAR(forward / p.forward_efficiency, 1.0, 0.10) << "forward, s = " << p.seq;
+    // The 512-key backward runs 22% below the model (its one saturation curve fits the rest).
+    EXPECT_NEAR(backward / p.backward_efficiency, 1.0, p.seq == 512 ? 0.25 : 0.10)
+        << "backward, s = " << p.seq;
+  }
+}
+
+TEST(KernelModel, ThinGemmsAreMemoryBoundAndSlowerPerFlop) {
+  // M = 128 tokens against a 4096 x 16384 weight: 2 x 128 x 4096 x 16384 = 17.2 GFLOP moves
+  // 2 (128 x 16384 + 4096 x 16384) + 2 x 128 x 4096 = 139.5 MB; at 0.80 x 3.35 TB/s that is
+  // 52.1 us against 24.8 us of compute at 0.70 x 989.4 TF, so memory paces it: 58.1 us with the
+  // 6 us launch, 296 TFLOP/s, far under the 690 of a large square.
+  const GemmShape thin{128, 4096, 16384};
+  const double bytes = 2.0 * (128 * 16384 + 4096 * 16384) + 2.0 * 128 * 4096;
+  const double expected_us = bytes / (0.80 * 3350e9) * 1e6 + 6;
+  EXPECT_NEAR(GemmTime(H100(), DataType::kBf16, thin).ToMicroseconds(), expected_us, 0.01);
+  const GemmShape square{8192, 8192, 8192};
+  EXPECT_LT(Tflops(thin.flops(), GemmTime(H100(), DataType::kBf16, thin)),
+            0.5 * Tflops(square.flops(), GemmTime(H100(), DataType::kBf16, square)));
+}
+
+TEST(KernelModel, AmpereQuantizesWaves) {
+  // A100: 108 SMs, 128-wide tiles. 1536 x 1152 has 12 x 9 = 108 tiles (one full wave);
+  // 1536 x 1280 has 12 x 10 = 120 tiles: two waves for 11% more work, so the time doubles
+  // (less the shared 6 us launch). Compute-bound at K = 8192.
+  const DeviceSpec& a100 = *topology::FindDevicePreset("A100-SXM-80GB");
+  const Duration one = GemmTime(a100, DataType::kBf16, {1536, 1152, 8192});
+  const Duration two = GemmTime(a100, DataType::kBf16, {1536, 1280, 8192});
+  EXPECT_NEAR((two - Microseconds(6)) / (one - Microseconds(6)), 2.0, 1e-6);
+}
+
+TEST(KernelModel, SmallMicroBatchesLowerTheStepEfficiency) {
+  // The step's efficiency falls as its GEMMs thin out: GPT-3 175B shapes under tp 8, micro-batch
+  // 1 of 2048 tokens, versus tp 8 at 128 tokens (s = 128), on H100.
+  const ModelSpec gpt3 = *FindModelPreset("gpt3-175b");
+  TrainingSpec training;
+  training.micro_batch = 1;
+  training.flash_attention = true;
+  topology::MeshShape mesh;
+  mesh.tp = 8;
+  const double full =
+      StepMatmulEfficiency(gpt3.transformer, training, mesh, H100(), DataType::kBf16);
+  TransformerSpec short_seq = gpt3.transformer;
+  short_seq.seq_len = 128;
+  const double thin = StepMatmulEfficiency(short_seq, training, mesh, H100(), DataType::kBf16);
+  EXPECT_GT(full, 0.6);
+  EXPECT_LE(full, 0.75);  // the saturated 0.70, plus a little from causal attention
+  EXPECT_LT(thin, full - 0.1);
+}
+
+TEST(KernelModel, WithoutAProfileTheFlatEfficiencyHolds) {
+  DeviceSpec custom = H100();
+  custom.kernels = topology::KernelProfile{};
+  custom.matmul_efficiency = 0.42;
+  const ModelSpec gpt3 = *FindModelPreset("gpt3-175b");
+  TrainingSpec training;
+  topology::MeshShape mesh;
+  EXPECT_DOUBLE_EQ(StepMatmulEfficiency(gpt3.transformer, training, mesh, custom, DataType::kBf16),
+                   0.42);
+  // A model given only by its parameter count has no shapes: the device's flat figure.
+  EXPECT_DOUBLE_EQ(StepMatmulEfficiency(TransformerSpec{}, training, mesh, H100(), DataType::kBf16),
+                   H100().matmul_efficiency);
+}
+
+}  // namespace
+}  // namespace placesim::strategies::cost
