@@ -322,6 +322,57 @@ TEST(Analyze, OffloadCopiesSayWhyTheyMove) {
   EXPECT_EQ(p.largest().copies[1].reason, CommPurpose::kUpdatedParamReturn);
 }
 
+// Offload is where a state lives, whatever the size of the axis that says so (issue 12: on
+// one GPU, or on dp 1 with tp > 1, it used to be dropped and all 16 bytes per parameter stayed
+// on the device).
+TEST(Analyze, ZeroOffloadOnOneGpuKeepsOptimizerAndGradsOnTheHost) {
+  // Ψ = 7.5e9 on one GPU, 4 micro-batches: the device keeps the bf16 params (2Ψ = 15e9); the
+  // host the grads and Adam state ((2 + 12)Ψ = 105e9). Every micro-batch's grads (2Ψ) go to
+  // the host, where they are accumulated (4 x 15e9 = 60e9), and the updated params (2Ψ) come
+  // back once: 75e9 bytes of copies per step.
+  const Plan p =
+      MustAnalyze("zero-7.5b", "zero-offload", {.dp = 1}, MakeTraining(1, 4), MakeCluster(1, 1));
+  const MemoryBreakdown& m = p.largest().memory;
+  EXPECT_EQ(m.params.count(), 15'000'000'000);
+  EXPECT_EQ(m.grads.count(), 0);
+  EXPECT_EQ(m.optimizer.count(), 0);
+  EXPECT_EQ(m.offloaded_host.count(), 105'000'000'000);
+  EXPECT_EQ(m.offloaded_nvme.count(), 0);
+  ASSERT_EQ(p.largest().copies.size(), 2u);
+  EXPECT_EQ(p.largest().copies[0].bytes_per_step.count(), 60'000'000'000);
+  EXPECT_EQ(p.largest().copies[1].bytes_per_step.count(), 15'000'000'000);
+  EXPECT_TRUE(m.fits);
+  EXPECT_TRUE(p.ok());
+}
+
+TEST(Analyze, ZeroOffloadOnDataParallelOneWithTensorParallelTwo) {
+  // dp 1 x tp 2: each tp rank keeps its bf16 slice (2 bytes per element of params_local) and
+  // offloads grads and Adam state of the same slice (14 bytes per element).
+  const Plan p = MustAnalyze("llama2-7b", "zero-offload", {.dp = 1, .tp = 2}, MakeTraining(1, 2),
+                             MakeCluster(1, 2));
+  const RankRole& r = p.largest();
+  EXPECT_EQ(r.memory.params.count(), 2 * r.params_local);
+  EXPECT_EQ(r.memory.grads.count(), 0);
+  EXPECT_EQ(r.memory.optimizer.count(), 0);
+  EXPECT_EQ(r.memory.offloaded_host.count(), 14 * r.params_local);
+  // Two micro-batches of grads out (2 x 2 bytes), the updated params back (2 bytes).
+  EXPECT_EQ(r.copy_bytes.count(), 6 * r.params_local);
+  EXPECT_TRUE(p.ok());
+}
+
+TEST(Analyze, ZeroInfinityOnOneGpuStreamsParamsFromNvme) {
+  // Params and optimizer on NVMe ((2 + 12)Ψ = 105e9), grads on the host (2Ψ = 15e9); nothing
+  // but staging on the device. Per micro-batch the params come in twice (forward and
+  // backward, 2 x 15e9) and the grads go out once (15e9): 2 micro-batches, 90e9 bytes.
+  const Plan p =
+      MustAnalyze("zero-7.5b", "zero-infinity", {.dp = 1}, MakeTraining(1, 2), MakeCluster(1, 1));
+  const MemoryBreakdown& m = p.largest().memory;
+  EXPECT_EQ(m.model_states().count(), 0);
+  EXPECT_EQ(m.offloaded_nvme.count(), 105'000'000'000);
+  EXPECT_EQ(m.offloaded_host.count(), 15'000'000'000);
+  EXPECT_EQ(p.largest().copy_bytes.count(), 90'000'000'000);
+}
+
 TEST(CommPurpose, EveryValueHasItsOwnName) {
   std::set<std::string> names;
   const int count = static_cast<int>(CommPurpose::kParamFetch) + 1;
