@@ -1077,6 +1077,22 @@ void CheckComposition(const Context& c, Plan& plan) {
   CheckShardingOptions(c, plan);
 }
 
+// The job's ranks on one node: they share its host memory and NVMe.
+int64_t RanksPerNode(const Context& c) {
+  return std::max<int64_t>(1, std::min<int64_t>(c.cluster->node.gpus, c.strategy->mesh.world()));
+}
+
+// The host and NVMe tiers of one device: its share of each and whether its offloaded bytes
+// fit there (see MemoryBreakdown).
+void SetOffDeviceTiers(const Context& c, MemoryBreakdown& mem) {
+  const topology::NodeSpec& node = c.cluster->node;
+  const int64_t ranks = RanksPerNode(c);
+  mem.host_capacity = Bytes::Count(node.host_memory.count() / ranks);
+  mem.nvme_capacity = Bytes::Count(node.nvme_capacity.count() / ranks);
+  mem.fits_host = mem.offloaded_host * ranks <= node.host_memory;
+  mem.fits_nvme = mem.offloaded_nvme * ranks <= node.nvme_capacity;
+}
+
 void CheckCapacities(const Context& c, Plan& plan) {
   const topology::NodeSpec& node = c.cluster->node;
   Bytes host, nvme;
@@ -1084,7 +1100,7 @@ void CheckCapacities(const Context& c, Plan& plan) {
     host = std::max(host, r.memory.offloaded_host);
     nvme = std::max(nvme, r.memory.offloaded_nvme);
   }
-  const int64_t gpus = std::max(1, node.gpus);
+  const int64_t gpus = RanksPerNode(c);
   if (host.count() > 0 && host * gpus > node.host_memory) {
     AddFinding(plan, Severity::kError, "offload-capacity", std::nullopt, std::nullopt,
                fmt::format("offloaded states need {} of host memory per node ({} x {}), "
@@ -1370,6 +1386,7 @@ void BuildRoles(const Context& c, Plan& plan) {
     mem.capacity = capacity;
     mem.headroom = capacity - mem.total;
     mem.fits = mem.total <= capacity;
+    SetOffDeviceTiers(c, mem);
     if (mem.total > plan.roles[static_cast<size_t>(plan.largest_role)].memory.total)
       plan.largest_role = static_cast<int>(k);
   }

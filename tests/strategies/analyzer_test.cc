@@ -373,6 +373,33 @@ TEST(Analyze, ZeroInfinityOnOneGpuStreamsParamsFromNvme) {
   EXPECT_EQ(p.largest().copy_bytes.count(), 90'000'000'000);
 }
 
+TEST(Analyze, OffloadTiersReportTheirOwnFit) {
+  // ZeRO-Offload of Ψ = 7.5e9 on one GPU puts (2 + 12)Ψ = 105e9 bytes on the host. The one rank
+  // has the node's whole host memory: 2 TB fits, 100 GB does not, while the GPU (15e9 of
+  // params) fits either way.
+  topology::ClusterSpec cluster = MakeCluster(1, 1);
+  Plan p = MustAnalyze("zero-7.5b", "zero-offload", {.dp = 1}, MakeTraining(1, 1), cluster);
+  EXPECT_EQ(p.largest().memory.host_capacity.count(), 2'000'000'000'000);
+  EXPECT_TRUE(p.largest().memory.fits_host);
+  cluster.node.host_memory = GB(100);
+  p = MustAnalyze("zero-7.5b", "zero-offload", {.dp = 1}, MakeTraining(1, 1), cluster);
+  EXPECT_TRUE(p.largest().memory.fits);
+  EXPECT_FALSE(p.largest().memory.fits_host);
+  EXPECT_TRUE(p.largest().memory.fits_nvme);  // nothing on NVMe
+  // Eight ranks on a node share it: each has 2 TB / 8 = 250 GB of host memory and
+  // 30 TB / 8 = 3.75 TB of NVMe. ZeRO-Infinity on dp 8 puts 14Ψ / 8 = 13.125e9 on NVMe.
+  p = MustAnalyze("zero-7.5b", "zero-infinity", {.dp = 8}, MakeTraining(1, 8), MakeCluster(1));
+  EXPECT_EQ(p.largest().memory.host_capacity.count(), 250'000'000'000);
+  EXPECT_EQ(p.largest().memory.nvme_capacity.count(), 3'750'000'000'000);
+  EXPECT_EQ(p.largest().memory.offloaded_nvme.count(), 13'125'000'000);
+  EXPECT_TRUE(p.largest().memory.fits_nvme);
+  cluster = MakeCluster(1);
+  cluster.node.nvme_capacity = GB(100);  // 12.5 GB a rank
+  p = MustAnalyze("zero-7.5b", "zero-infinity", {.dp = 8}, MakeTraining(1, 8), cluster);
+  EXPECT_FALSE(p.largest().memory.fits_nvme);
+  EXPECT_TRUE(p.largest().memory.fits_host);
+}
+
 TEST(CommPurpose, EveryValueHasItsOwnName) {
   std::set<std::string> names;
   const int count = static_cast<int>(CommPurpose::kParamFetch) + 1;
