@@ -167,20 +167,15 @@ struct Context {
   const Placement& at(Axis a, State s) const { return strategy->at(a, s); }
   int size(Axis a) const { return strategy->mesh.size(a); }
   bool Sharded(Axis a, State s) const { return size(a) > 1 && IsSharded(at(a, s).mode); }
+  // Offload is a question of where a state lives, not of how it is split: O on an axis of
+  // size 1 (ZeRO-Offload on one GPU, or on dp 1 with tp > 1) still keeps the state off the
+  // device, so every axis counts here, whatever its size.
   bool Offloaded(State s) const {
-    for (int a = 0; a < topology::kNumAxes; ++a) {
-      if (size(static_cast<Axis>(a)) > 1 && at(static_cast<Axis>(a), s).mode == Mode::kOffloaded)
-        return true;
-    }
-    return false;
+    return std::any_of(
+        strategy->placement.begin(), strategy->placement.end(),
+        [&](const auto& axis) { return axis[static_cast<int>(s)].mode == Mode::kOffloaded; });
   }
-  OffloadTarget Target(State s) const {
-    for (int a = 0; a < topology::kNumAxes; ++a) {
-      const Placement& p = at(static_cast<Axis>(a), s);
-      if (size(static_cast<Axis>(a)) > 1 && p.mode == Mode::kOffloaded) return p.target;
-    }
-    return OffloadTarget::kNone;
-  }
+  OffloadTarget Target(State s) const { return OffloadTargetOf(*strategy, s); }
   // Divisor a state's dense part gets from the data axes (dp, cp).
   int64_t DataDivisorDense(State s) const {
     int64_t d = 1;
@@ -688,15 +683,19 @@ void AddStateOffloadCopies(const Context& c, int i, RankRole& role) {
   const int64_t omega_elems = DeviceElements(c, State::kOptimizer, i);
   if (c.Offloaded(State::kOptimizer)) {
     // Sharded grads are reduce-scattered after every micro-batch and each reduced shard is
-    // copied out then (and accumulated on the host); replicated grads once per step.
-    const bool g_per_micro_batch =
+    // copied out then (and accumulated on the host); so are offloaded grads on a single rank
+    // (no device copy to accumulate into); replicated grads on the device once per step.
+    const bool g_reduced =
         c.Sharded(Axis::kData, State::kGrads) || c.Sharded(Axis::kContext, State::kGrads);
+    const bool g_per_micro_batch = g_reduced || c.Offloaded(State::kGrads);
     AddCopy(role, CopyDirection::kDeviceToHost, State::kGrads, OffloadTarget::kHost,
             Bytes::Count(omega_elems * c.bpp.grads) * (g_per_micro_batch ? c.m : 1),
             CommPurpose::kGradToHostOptimizer,
-            g_per_micro_batch
-                ? "grad shard copied to the host after every micro-batch's reduce-scatter, "
-                  "accumulated there for the host optimizer step"
+            g_reduced ? "grad shard copied to the host after every micro-batch's reduce-scatter, "
+                        "accumulated there for the host optimizer step"
+            : g_per_micro_batch
+                ? "grads copied to the host after every micro-batch's backward, accumulated "
+                  "there for the host optimizer step"
                 : "grad shard copied to the host for the host optimizer step");
     if (!c.Offloaded(State::kParams)) {
       AddCopy(role, CopyDirection::kHostToDevice, State::kParams, OffloadTarget::kHost,
@@ -714,7 +713,9 @@ void AddStateOffloadCopies(const Context& c, int i, RankRole& role) {
   if (c.Offloaded(State::kParams)) {
     AddCopy(role, CopyDirection::kHostToDevice, State::kParams, c.Target(State::kParams),
             theta_shard * (2 * c.m), CommPurpose::kParamFetch,
-            "parameter shard fetched before the all-gather, in forward and in backward");
+            c.Sharded(Axis::kData, State::kParams) || c.Sharded(Axis::kContext, State::kParams)
+                ? "parameter shard fetched before the all-gather, in forward and in backward"
+                : "parameters fetched before use, in forward and in backward");
   }
 }
 
@@ -1076,6 +1077,22 @@ void CheckComposition(const Context& c, Plan& plan) {
   CheckShardingOptions(c, plan);
 }
 
+// The job's ranks on one node: they share its host memory and NVMe.
+int64_t RanksPerNode(const Context& c) {
+  return std::max<int64_t>(1, std::min<int64_t>(c.cluster->node.gpus, c.strategy->mesh.world()));
+}
+
+// The host and NVMe tiers of one device: its share of each and whether its offloaded bytes
+// fit there (see MemoryBreakdown).
+void SetOffDeviceTiers(const Context& c, MemoryBreakdown& mem) {
+  const topology::NodeSpec& node = c.cluster->node;
+  const int64_t ranks = RanksPerNode(c);
+  mem.host_capacity = Bytes::Count(node.host_memory.count() / ranks);
+  mem.nvme_capacity = Bytes::Count(node.nvme_capacity.count() / ranks);
+  mem.fits_host = mem.offloaded_host * ranks <= node.host_memory;
+  mem.fits_nvme = mem.offloaded_nvme * ranks <= node.nvme_capacity;
+}
+
 void CheckCapacities(const Context& c, Plan& plan) {
   const topology::NodeSpec& node = c.cluster->node;
   Bytes host, nvme;
@@ -1083,7 +1100,7 @@ void CheckCapacities(const Context& c, Plan& plan) {
     host = std::max(host, r.memory.offloaded_host);
     nvme = std::max(nvme, r.memory.offloaded_nvme);
   }
-  const int64_t gpus = std::max(1, node.gpus);
+  const int64_t gpus = RanksPerNode(c);
   if (host.count() > 0 && host * gpus > node.host_memory) {
     AddFinding(plan, Severity::kError, "offload-capacity", std::nullopt, std::nullopt,
                fmt::format("offloaded states need {} of host memory per node ({} x {}), "
@@ -1110,13 +1127,7 @@ void CheckCapacities(const Context& c, Plan& plan) {
 }
 
 bool ModeTargetsNvme(const StrategySpec& strategy, State s) {
-  for (int a = 0; a < topology::kNumAxes; ++a) {
-    const Placement& p = strategy.placement[a][static_cast<int>(s)];
-    if (strategy.mesh.size(static_cast<Axis>(a)) > 1 && p.mode == Mode::kOffloaded &&
-        p.target == OffloadTarget::kNvme)
-      return true;
-  }
-  return false;
+  return OffloadTargetOf(strategy, s) == OffloadTarget::kNvme;
 }
 
 // The placement as the plan models it: as written, except that activations on tp are S
@@ -1375,6 +1386,7 @@ void BuildRoles(const Context& c, Plan& plan) {
     mem.capacity = capacity;
     mem.headroom = capacity - mem.total;
     mem.fits = mem.total <= capacity;
+    SetOffDeviceTiers(c, mem);
     if (mem.total > plan.roles[static_cast<size_t>(plan.largest_role)].memory.total)
       plan.largest_role = static_cast<int>(k);
   }

@@ -34,10 +34,18 @@ struct MemoryBreakdown {
   Bytes total;            // the sum of the above
   Bytes capacity;         // the device's HBM
   Bytes headroom;         // capacity - total; negative when it does not fit
-  bool fits = false;      // total <= capacity
+  bool fits = false;      // total <= capacity (the GPU tier)
   // Off-device bytes this device's offloaded states occupy.
   Bytes offloaded_host;
   Bytes offloaded_nvme;
+  // The other tiers. A node's host memory and NVMe are shared by the job's ranks on it
+  // (min(GPUs per node, world)); each device's share is the tier's capacity over them, and the
+  // tier fits when every rank's offloaded bytes fit in its share (offloaded x ranks per node
+  // <= capacity). A tier with nothing offloaded to it fits, whatever its size.
+  Bytes host_capacity;  // this device's share of the node's host memory
+  Bytes nvme_capacity;  // this device's share of the node's NVMe
+  bool fits_host = true;
+  bool fits_nvme = true;
 
   Bytes model_states() const { return params + grads + optimizer; }
 };

@@ -40,6 +40,10 @@ Json MemoryJson(const RankRole& r) {
   j["fits"] = m.fits;
   j["offloaded_host_bytes"] = m.offloaded_host.count();
   j["offloaded_nvme_bytes"] = m.offloaded_nvme.count();
+  j["host_capacity_bytes"] = m.host_capacity.count();
+  j["nvme_capacity_bytes"] = m.nvme_capacity.count();
+  j["fits_host"] = m.fits_host;
+  j["fits_nvme"] = m.fits_nvme;
   return j;
 }
 
@@ -185,10 +189,12 @@ std::string FormatPlanTable(const Plan& plan) {
   row("total", [](const RankRole& r) { return r.memory.total; });
   row("capacity", [](const RankRole& r) { return r.memory.capacity; });
   row("headroom", [](const RankRole& r) { return r.memory.headroom; });
-  out += fmt::format("{:<{}}", "fits", kLabel);
-  for (const RankRole& r : plan.roles)
-    out += fmt::format("{:>{}}", r.memory.fits ? "yes" : "NO", kCol);
-  out += '\n';
+  const auto fits_row = [&](const char* label, auto fits) {
+    out += fmt::format("{:<{}}", label, kLabel);
+    for (const RankRole& r : plan.roles) out += fmt::format("{:>{}}", fits(r) ? "yes" : "NO", kCol);
+    out += '\n';
+  };
+  fits_row("fits", [](const RankRole& r) { return r.memory.fits; });
   bool offloaded = false;
   for (const RankRole& r : plan.roles) {
     offloaded =
@@ -196,7 +202,11 @@ std::string FormatPlanTable(const Plan& plan) {
   }
   if (offloaded) {
     row("off-device host", [](const RankRole& r) { return r.memory.offloaded_host; });
+    row("host share", [](const RankRole& r) { return r.memory.host_capacity; });
+    fits_row("fits host", [](const RankRole& r) { return r.memory.fits_host; });
     row("off-device nvme", [](const RankRole& r) { return r.memory.offloaded_nvme; });
+    row("nvme share", [](const RankRole& r) { return r.memory.nvme_capacity; });
+    fits_row("fits nvme", [](const RankRole& r) { return r.memory.fits_nvme; });
   }
 
   const RankRole& big = plan.largest();

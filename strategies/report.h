@@ -11,7 +11,10 @@
 //              activations: {dp,tp,pp,cp,ep: "R"|"S"|"S*"|"M"|"O(host)"|"O(nvme)"}} }
 //   memory   { role, params_bytes, grads_bytes, optimizer_bytes, activations_bytes,
 //              gather_buffers_bytes, offload_staging_bytes, total_bytes, capacity_bytes,
-//              headroom_bytes, fits, offloaded_host_bytes, offloaded_nvme_bytes }
+//              headroom_bytes, fits, offloaded_host_bytes, offloaded_nvme_bytes,
+//              host_capacity_bytes, nvme_capacity_bytes, fits_host, fits_nvme }
+//            (fits is the GPU tier; host and NVMe capacities are this device's share of
+//            the node's, see MemoryBreakdown)
 //   comm     { bytes_per_device_per_step, collectives [ {kind, axis, state, group_size,
 //              buffer_bytes, bytes_per_call, count, total_bytes, purpose} ] }
 //   offload  { bytes_per_device_per_step, copies [ {direction, state, target, bytes, purpose} ] }

@@ -140,4 +140,12 @@ const char* OffloadTargetName(OffloadTarget t) {
   return "unknown";
 }
 
+OffloadTarget OffloadTargetOf(const StrategySpec& strategy, State s) {
+  for (const auto& axis : strategy.placement) {
+    const Placement& p = axis[static_cast<int>(s)];
+    if (p.mode == Mode::kOffloaded) return p.target;
+  }
+  return OffloadTarget::kNone;
+}
+
 }  // namespace placesim::strategies

@@ -186,6 +186,12 @@ struct StrategySpec {
   }
 };
 
+// Where `s` lives when some axis places it O: the target of the first such axis (a plan
+// finding reports axes that disagree), else kNone. Every axis counts, whatever its size: O on
+// an axis of size 1 (one GPU, or dp 1 with tp > 1) still keeps the state off the device.
+// O(axes).
+OffloadTarget OffloadTargetOf(const StrategySpec& strategy, State s);
+
 }  // namespace placesim::strategies
 
 #endif  // PLACESIM_STRATEGIES_SPEC_H_

@@ -13,6 +13,7 @@
 #include "base/units.h"
 #include "placesim/json.h"
 #include "sim/executor/executor.h"
+#include "sim/memory/tiers.h"
 #include "strategies/search.h"
 #include "strategies/spec.h"
 #include "topology/cluster.h"
@@ -26,10 +27,23 @@ using sim::RoleResult;
 // ------------------------------------------------------------------------------ simulate
 // A role's stream times and memory figures: at the top level when the step has one role, in
 // each entry of "roles" when it has several (the p2p stream only there: one role has no
-// pipeline sends).
-void AddRoleTimes(const RoleResult& role, bool with_p2p, Json& j) {
+// pipeline sends). "fits" is the GPU tier; host and NVMe peaks are held to the device's share
+// of the node's (sim/memory/tiers.h).
+sim::TierFits RoleFits(const SimResult& r, const RoleResult& role) {
+  return sim::FitsPerTier(role.peak_memory, role.peak_host_memory, role.peak_nvme, role.capacity,
+                          r.plan.largest().memory);
+}
+
+void AddFits(const sim::TierFits& fits, Json& j) {
+  j["fits"] = fits.gpu;
+  j["fits_host"] = fits.host;
+  j["fits_nvme"] = fits.nvme;
+}
+
+void AddRoleTimes(const SimResult& r, const RoleResult& role, bool with_p2p, Json& j) {
   j["peak_memory_bytes"] = role.peak_memory.count();
   j["capacity_bytes"] = role.capacity.count();
+  AddFits(RoleFits(r, role), j);
   j["compute_s"] = role.compute_busy.ToSeconds();
   j["comm_s"] = role.comm_busy.ToSeconds();
   j["exposed_comm_s"] = role.exposed_comm.ToSeconds();
@@ -97,7 +111,7 @@ Json RolesJson(const SimResult& r) {
     e["ranks"] = role.ranks;
     e["simulated_rank"] = role.simulated_rank;
     e["step_time_s"] = role.step_time.ToSeconds();
-    AddRoleTimes(role, /*with_p2p=*/true, e);
+    AddRoleTimes(r, role, /*with_p2p=*/true, e);
     e["comm"] = RoleCommJson(role);
     e["memory"] = RoleMemoryJson(role);
     roles.push_back(std::move(e));
@@ -273,12 +287,18 @@ Json SimulationJson(const SimResult& r) {
   j["hfu"] = r.hfu;
   j["tokens_per_second"] = r.tokens_per_second;
   if (single) {
-    AddRoleTimes(r.roles.front(), /*with_p2p=*/false, j);
+    AddRoleTimes(r, r.roles.front(), /*with_p2p=*/false, j);
     j["comm"] = RoleCommJson(r.roles.front());
   } else {
     const RoleResult& peak = PeakMemoryRole(r);
     j["peak_memory_bytes"] = peak.peak_memory.count();
     j["capacity_bytes"] = peak.capacity.count();
+    sim::TierFits every;  // the step fits a tier when every role does
+    for (const RoleResult& role : r.roles) {
+      const sim::TierFits f = RoleFits(r, role);
+      every = {every.gpu && f.gpu, every.host && f.host, every.nvme && f.nvme};
+    }
+    AddFits(every, j);
     j["roles"] = RolesJson(r);
   }
   j["links"] = LinksJson(r.links);

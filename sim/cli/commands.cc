@@ -36,6 +36,7 @@
 #include "sim/cli/trace_window.h"
 #include "sim/collectives/registry.h"
 #include "sim/executor/executor.h"
+#include "sim/memory/tiers.h"
 #include "sim/network/network_model.h"
 #include "sim/scenario/scenario.h"
 #include "strategies/analyzer.h"
@@ -223,6 +224,19 @@ std::string CollectiveKindLines(const RoleResult& role, std::string_view indent,
   return out;
 }
 
+// A role's host and NVMe peaks beside its share of the node's (sim/memory/tiers.h); empty
+// when nothing is offloaded.
+std::string OffDeviceLine(const SimResult& r, const RoleResult& role) {
+  if (role.peak_host_memory.count() == 0 && role.peak_nvme.count() == 0) return {};
+  const strategies::MemoryBreakdown& share = r.plan.largest().memory;
+  const sim::TierFits fits = sim::FitsPerTier(role.peak_memory, role.peak_host_memory,
+                                              role.peak_nvme, role.capacity, share);
+  return fmt::format("off-device      host {} of a {} share ({}), nvme {} of a {} share ({})\n",
+                     ToString(role.peak_host_memory), ToString(share.host_capacity),
+                     fits.host ? "fits" : "DOES NOT FIT", ToString(role.peak_nvme),
+                     ToString(share.nvme_capacity), fits.nvme ? "fits" : "DOES NOT FIT");
+}
+
 // The table of one role: its streams, memory and collectives.
 std::string SingleRoleLines(const SimResult& r) {
   const RoleResult& role = r.roles.front();
@@ -239,6 +253,7 @@ std::string SingleRoleLines(const SimResult& r) {
   }
   out += fmt::format("peak memory     {} (capacity {}) at {}\n", ToString(role.peak_memory),
                      ToString(role.capacity), ToString(role.peak_at));
+  out += OffDeviceLine(r, role);
   out += LiveAtPeakLines(role);
   out += fmt::format("bytes sent      {} per device per step\n", ToString(role.comm_bytes()));
   out += CollectiveKindLines(role, "  ", 22);
@@ -273,6 +288,7 @@ std::string MultiRoleLines(const SimResult& r) {
   const RoleResult& peak = PeakMemoryRole(r);
   out += fmt::format("peak memory     {} (capacity {}) in {} at {}\n", ToString(peak.peak_memory),
                      ToString(peak.capacity), peak.role, ToString(peak.peak_at));
+  out += OffDeviceLine(r, peak);
   out += LiveAtPeakLines(peak);
   out += "bytes sent      per device per step\n";
   for (const RoleResult& role : r.roles) {

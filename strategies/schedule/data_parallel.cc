@@ -41,7 +41,7 @@ void StageBuilder::StaticAllocs() {
                                                      {State::kOptimizer, MemoryTag::kOptimizer},
                                                      {State::kGrads, MemoryTag::kGrads}};
   for (const auto& [st, tag] : offloadable) {
-    if (!(ctx_.shard && ctx_.mode(st) == Mode::kOffloaded)) continue;
+    if (OffloadTargetOf(*ctx_.strategy, st) == OffloadTarget::kNone) continue;
     const int64_t per = st == State::kParams      ? ctx_.bpp.params
                         : st == State::kOptimizer ? ctx_.bpp.optimizer
                                                   : ctx_.bpp.grads;
@@ -69,10 +69,11 @@ void StageBuilder::LayOutBuckets() {
   }
 }
 
-// Sharded gradients sync every micro-batch; replicated ones after the last (DDP no_sync)
-// unless sync_grads_every_micro_batch.
+// Sharded gradients sync every micro-batch, and gradients bound for the host leave every
+// micro-batch; replicated ones after the last (DDP no_sync) unless
+// sync_grads_every_micro_batch.
 bool StageBuilder::SyncNow(int64_t mb) const {
-  if (ctx_.g_sharded) return true;
+  if (ctx_.g_sharded || ctx_.host_grads) return true;
   return ctx_.options->sync_grads_every_micro_batch || mb == ctx_.m - 1;
 }
 
@@ -83,7 +84,18 @@ void StageBuilder::EmitSync(int64_t k, int64_t full, int32_t ready, int32_t buck
                             int32_t unit, int64_t mb) {
   const bool last_mb = mb == ctx_.m - 1;
   if (ctx_.dpc == 1) {  // nothing to synchronize: the optimizer waits for the backward only
-    if (last_mb) sync_tail_.push_back(ready);
+    int32_t done = ready;
+    if (ctx_.o_offloaded && (ctx_.host_grads || last_mb)) {
+      // One rank with the optimizer on the host: the gradient goes out as it is (every
+      // micro-batch when the host accumulates it, else once, after the last).
+      const Bytes part = Bytes::Count(grad_d2h_per_bucket_[static_cast<size_t>(k)]);
+      done = Add(CopyOp(CopyKind::kDeviceToHost, State::kGrads, part, Phase::kBackwardWeight, unit,
+                        static_cast<int32_t>(mb)),
+                 {ready});
+      d2h_ops_.push_back(done);
+      Free(bucket_alloc, Stream::kCopy, Phase::kBackwardWeight, {done});
+    }
+    if (last_mb) sync_tail_.push_back(done);
     return;
   }
   const Bytes buffer = Bytes::Count(full * ctx_.bpp.grads);
@@ -220,10 +232,13 @@ void StageBuilder::EmitGather(int64_t j) {
   // Under ep > 1 the unit's expert part is gathered apart, over the dp / ep ranks holding the
   // same experts (none when ep = dp: they are whole on every rank). The buffer holds the
   // whole unit either way, as the plan counts it.
+  // On one rank (offloaded parameters, dp x cp = 1) the copy alone brings the unit in.
   const Bytes expert = Bytes::Count(unit.expert * ctx_.bpp.params);
-  int32_t last = Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.shard_group,
-                                  ctx_.n, full - expert, phase, u, mb),
-                     {before});
+  int32_t last = ctx_.n > 1
+                     ? Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams,
+                                        ctx_.shard_group, ctx_.n, full - expert, phase, u, mb),
+                           {before})
+                     : before;
   if (unit.expert > 0 && ctx_.expert_n > 1) {
     last = Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.expert_group,
                             ctx_.expert_n, expert, phase, u, mb),

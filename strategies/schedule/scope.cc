@@ -147,7 +147,7 @@ Status BoundOps(StepContext& c) {
   const double U = 2.0 + static_cast<double>(c.v * CeilDiv(c.max_stage_layers / c.v, c.lpu));
   const auto M = static_cast<double>(c.m);
   const auto K = static_cast<double>(bucket_count);
-  const bool each = c.g_sharded || c.options->sync_grads_every_micro_batch;
+  const bool each = c.g_sharded || c.host_grads || c.options->sync_grads_every_micro_batch;
   const double per_layer = (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(c.cp - 1) +
                            (c.moe ? 15.0 : 0.0) +
                            (c.options->tp_comm_overlap ? 18.0 * static_cast<double>(tp) : 0.0);

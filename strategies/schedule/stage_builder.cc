@@ -186,7 +186,7 @@ StatusOr<Schedule> StageBuilder::Build() {
   LayOutBuckets();
   PlanUses();
   mbs_.resize(static_cast<size_t>(ctx_.m));
-  transient_buckets_ = !ctx_.t_gather && ctx_.g_sharded;
+  transient_buckets_ = !ctx_.t_gather && (ctx_.g_sharded || ctx_.host_grads);
   for (const PipelinePass& ps : passes_) {
     if (ps.backward) {
       BackwardPass(ps);

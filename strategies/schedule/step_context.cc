@@ -37,8 +37,8 @@ std::vector<int64_t> Split(int64_t total, const std::vector<int64_t>& weights) {
 Mode StepContext::mode(State st) const { return strategy->at(Axis::kData, st).mode; }
 
 MemorySpace StepContext::target(State st) const {
-  return strategy->at(Axis::kData, st).target == OffloadTarget::kNvme ? MemorySpace::kNvme
-                                                                      : MemorySpace::kHost;
+  return OffloadTargetOf(*strategy, st) == OffloadTarget::kNvme ? MemorySpace::kNvme
+                                                                : MemorySpace::kHost;
 }
 
 // An explicit split (strategy.pipeline_stage_layers, v = 1) gives each stage its count.
@@ -56,9 +56,15 @@ void PlaceOnData(StepContext& c) {
   c.shard = shard;
   c.g_sharded = shard && IsShardedMode(c.mode(State::kGrads));
   c.o_sharded = shard && IsShardedMode(c.mode(State::kOptimizer));
-  c.t_offloaded = shard && c.mode(State::kParams) == Mode::kOffloaded;
-  c.t_gather = shard && (c.mode(State::kParams) == Mode::kShardedGather || c.t_offloaded);
-  c.o_offloaded = shard && c.mode(State::kOptimizer) == Mode::kOffloaded;
+  // Offload holds on any dp x cp, one rank included (as in the plan): offloaded parameters
+  // are streamed in per unit and all-gathered only when there is a group to gather from.
+  const auto offloaded = [&](State st) {
+    return OffloadTargetOf(*c.strategy, st) != OffloadTarget::kNone;
+  };
+  c.t_offloaded = offloaded(State::kParams);
+  c.t_gather = (shard && c.mode(State::kParams) == Mode::kShardedGather) || c.t_offloaded;
+  c.o_offloaded = offloaded(State::kOptimizer);
+  c.host_grads = c.o_offloaded && offloaded(State::kGrads);
   const bool any_sharded =
       shard && (IsShardedMode(c.mode(State::kParams)) || c.o_sharded || c.g_sharded);
   const int g = c.strategy->shard_group_size;

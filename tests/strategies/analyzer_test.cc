@@ -322,6 +322,84 @@ TEST(Analyze, OffloadCopiesSayWhyTheyMove) {
   EXPECT_EQ(p.largest().copies[1].reason, CommPurpose::kUpdatedParamReturn);
 }
 
+// Offload is where a state lives, whatever the size of the axis that says so (issue 12: on
+// one GPU, or on dp 1 with tp > 1, it used to be dropped and all 16 bytes per parameter stayed
+// on the device).
+TEST(Analyze, ZeroOffloadOnOneGpuKeepsOptimizerAndGradsOnTheHost) {
+  // Ψ = 7.5e9 on one GPU, 4 micro-batches: the device keeps the bf16 params (2Ψ = 15e9); the
+  // host the grads and Adam state ((2 + 12)Ψ = 105e9). Every micro-batch's grads (2Ψ) go to
+  // the host, where they are accumulated (4 x 15e9 = 60e9), and the updated params (2Ψ) come
+  // back once: 75e9 bytes of copies per step.
+  const Plan p =
+      MustAnalyze("zero-7.5b", "zero-offload", {.dp = 1}, MakeTraining(1, 4), MakeCluster(1, 1));
+  const MemoryBreakdown& m = p.largest().memory;
+  EXPECT_EQ(m.params.count(), 15'000'000'000);
+  EXPECT_EQ(m.grads.count(), 0);
+  EXPECT_EQ(m.optimizer.count(), 0);
+  EXPECT_EQ(m.offloaded_host.count(), 105'000'000'000);
+  EXPECT_EQ(m.offloaded_nvme.count(), 0);
+  ASSERT_EQ(p.largest().copies.size(), 2u);
+  EXPECT_EQ(p.largest().copies[0].bytes_per_step.count(), 60'000'000'000);
+  EXPECT_EQ(p.largest().copies[1].bytes_per_step.count(), 15'000'000'000);
+  EXPECT_TRUE(m.fits);
+  EXPECT_TRUE(p.ok());
+}
+
+TEST(Analyze, ZeroOffloadOnDataParallelOneWithTensorParallelTwo) {
+  // dp 1 x tp 2: each tp rank keeps its bf16 slice (2 bytes per element of params_local) and
+  // offloads grads and Adam state of the same slice (14 bytes per element).
+  const Plan p = MustAnalyze("llama2-7b", "zero-offload", {.dp = 1, .tp = 2}, MakeTraining(1, 2),
+                             MakeCluster(1, 2));
+  const RankRole& r = p.largest();
+  EXPECT_EQ(r.memory.params.count(), 2 * r.params_local);
+  EXPECT_EQ(r.memory.grads.count(), 0);
+  EXPECT_EQ(r.memory.optimizer.count(), 0);
+  EXPECT_EQ(r.memory.offloaded_host.count(), 14 * r.params_local);
+  // Two micro-batches of grads out (2 x 2 bytes), the updated params back (2 bytes).
+  EXPECT_EQ(r.copy_bytes.count(), 6 * r.params_local);
+  EXPECT_TRUE(p.ok());
+}
+
+TEST(Analyze, ZeroInfinityOnOneGpuStreamsParamsFromNvme) {
+  // Params and optimizer on NVMe ((2 + 12)Ψ = 105e9), grads on the host (2Ψ = 15e9); nothing
+  // but staging on the device. Per micro-batch the params come in twice (forward and
+  // backward, 2 x 15e9) and the grads go out once (15e9): 2 micro-batches, 90e9 bytes.
+  const Plan p =
+      MustAnalyze("zero-7.5b", "zero-infinity", {.dp = 1}, MakeTraining(1, 2), MakeCluster(1, 1));
+  const MemoryBreakdown& m = p.largest().memory;
+  EXPECT_EQ(m.model_states().count(), 0);
+  EXPECT_EQ(m.offloaded_nvme.count(), 105'000'000'000);
+  EXPECT_EQ(m.offloaded_host.count(), 15'000'000'000);
+  EXPECT_EQ(p.largest().copy_bytes.count(), 90'000'000'000);
+}
+
+TEST(Analyze, OffloadTiersReportTheirOwnFit) {
+  // ZeRO-Offload of Ψ = 7.5e9 on one GPU puts (2 + 12)Ψ = 105e9 bytes on the host. The one rank
+  // has the node's whole host memory: 2 TB fits, 100 GB does not, while the GPU (15e9 of
+  // params) fits either way.
+  topology::ClusterSpec cluster = MakeCluster(1, 1);
+  Plan p = MustAnalyze("zero-7.5b", "zero-offload", {.dp = 1}, MakeTraining(1, 1), cluster);
+  EXPECT_EQ(p.largest().memory.host_capacity.count(), 2'000'000'000'000);
+  EXPECT_TRUE(p.largest().memory.fits_host);
+  cluster.node.host_memory = GB(100);
+  p = MustAnalyze("zero-7.5b", "zero-offload", {.dp = 1}, MakeTraining(1, 1), cluster);
+  EXPECT_TRUE(p.largest().memory.fits);
+  EXPECT_FALSE(p.largest().memory.fits_host);
+  EXPECT_TRUE(p.largest().memory.fits_nvme);  // nothing on NVMe
+  // Eight ranks on a node share it: each has 2 TB / 8 = 250 GB of host memory and
+  // 30 TB / 8 = 3.75 TB of NVMe. ZeRO-Infinity on dp 8 puts 14Ψ / 8 = 13.125e9 on NVMe.
+  p = MustAnalyze("zero-7.5b", "zero-infinity", {.dp = 8}, MakeTraining(1, 8), MakeCluster(1));
+  EXPECT_EQ(p.largest().memory.host_capacity.count(), 250'000'000'000);
+  EXPECT_EQ(p.largest().memory.nvme_capacity.count(), 3'750'000'000'000);
+  EXPECT_EQ(p.largest().memory.offloaded_nvme.count(), 13'125'000'000);
+  EXPECT_TRUE(p.largest().memory.fits_nvme);
+  cluster = MakeCluster(1);
+  cluster.node.nvme_capacity = GB(100);  // 12.5 GB a rank
+  p = MustAnalyze("zero-7.5b", "zero-infinity", {.dp = 8}, MakeTraining(1, 8), cluster);
+  EXPECT_FALSE(p.largest().memory.fits_nvme);
+  EXPECT_TRUE(p.largest().memory.fits_host);
+}
+
 TEST(CommPurpose, EveryValueHasItsOwnName) {
   std::set<std::string> names;
   const int count = static_cast<int>(CommPurpose::kParamFetch) + 1;

@@ -86,6 +86,9 @@ struct StepContext {
   bool t_offloaded = false;  // parameters offloaded (streamed in per unit)
   bool t_gather = false;     // parameters gathered per unit (S*, or offloaded)
   bool o_offloaded = false;  // optimizer on the host
+  // Gradients and optimizer on the host: every micro-batch's gradient leaves the device
+  // (after its reduce-scatter when dp x cp > 1) and is accumulated there.
+  bool host_grads = false;
   bool grads_reduce_scattered = false;
   int64_t n = 1;         // ranks of a shard group (all of dp x cp unless hybrid)
   int64_t replicas = 1;  // shard groups on dp (hybrid sharding)
