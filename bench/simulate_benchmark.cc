@@ -73,13 +73,13 @@ std::string Example(const char* name) {
   return std::string(PLACESIM_SOURCE_DIR) + "/examples/" + name;
 }
 
-// A single node of 1024 H100s on one NVSwitch plane, 400 GB/s per GPU per direction: every
-// ring edge crosses its sender's uplink and its receiver's downlink, and no two edges share a
-// link, so all 1024 flows run at 400 GB/s.
-topology::Cluster OneSwitch1024Gpus() {
+// A single node of `gpus` H100s (1024 in the reference workload) on one NVSwitch plane, 400 GB/s
+// per GPU per direction: every ring edge crosses its sender's uplink and its receiver's downlink,
+// and no two edges share a link, so all `gpus` flows run at 400 GB/s.
+topology::Cluster OneSwitchGpus(int gpus) {
   topology::ClusterSpec spec;
   spec.node = *topology::FindNodePreset("DGX-H100");
-  spec.node.gpus = 1024;
+  spec.node.gpus = gpus;
   spec.node.nvlink_bandwidth = GBps(400);
   spec.nodes = 1;
   spec.fabric.kind = topology::FabricKind::kSingleNode;
@@ -117,14 +117,14 @@ void ReportCounters(benchmark::State& state, Duration step_time, uint64_t events
   state.SetItemsProcessed(static_cast<int64_t>(events) * state.iterations());
 }
 
-void BM_RingAllReduce1MiB1024Gpus(benchmark::State& state) {
-  const int n = 1024;
-  const topology::Cluster cluster = OneSwitch1024Gpus();
+// One 1 MiB ring all-reduce over `n` GPUs behind one switch, network model `network_arg`.
+void RingAllReduce1MiB(benchmark::State& state, int n, int64_t network_arg) {
+  const topology::Cluster cluster = OneSwitchGpus(n);
   const strategies::Schedule schedule = OneAllReduce(n, MiB(1));
   ExecutionContext context;
   context.mesh.dp = n;
   ExecutorOptions options;
-  options.network = NetworkModelArg(state.range(0));
+  options.network = NetworkModelArg(network_arg);
   ResetPeakRss();
   Duration step_time;
   uint64_t events = 0;
@@ -139,6 +139,16 @@ void BM_RingAllReduce1MiB1024Gpus(benchmark::State& state) {
     benchmark::DoNotOptimize(step_time);
   }
   ReportCounters(state, step_time, events);
+}
+
+void BM_RingAllReduce1MiB1024Gpus(benchmark::State& state) {
+  RingAllReduce1MiB(state, 1024, state.range(0));
+}
+
+// The same collective from 64 to 16,384 GPUs: its cost against N (targets: < 2 ms at 1024,
+// < 50 ms at 16,384; a collective must cost O(N log N) or better in the engine and solver).
+void BM_RingAllReduce1MiBScaling(benchmark::State& state) {
+  RingAllReduce1MiB(state, static_cast<int>(state.range(0)), kFlow);
 }
 
 // Builds the cluster and simulates one step of the workload per iteration.
@@ -237,6 +247,11 @@ BENCHMARK(BM_RingAllReduce1MiB1024Gpus)
     ->ArgName("network")
     ->Arg(kFlow)
     ->Arg(kAnalytic)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingAllReduce1MiBScaling)
+    ->ArgName("gpus")
+    ->RangeMultiplier(4)
+    ->Range(64, 16384)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SimulateGpt32lFsdp64Gpus)
     ->ArgName("network")
