@@ -108,7 +108,7 @@ void ValidateDevice(const DeviceSpec& d, ErrorList& errors) {
 void ValidateNode(const NodeSpec& n, ErrorList& errors) {
   const std::string p = "cluster.node.";
   ValidateDevice(n.gpu, errors);
-  CheckIntRange(errors, p + "gpus", n.gpus, 1, kMaxGpus);
+  CheckIntRange(errors, p + "gpus", n.gpus, 1, kMaxNodeGpus);
   CheckBandwidth(errors, p + "nvlink_bandwidth", n.nvlink_bandwidth, /*zero_ok=*/true);
   CheckLatency(errors, p + "nvlink_latency", n.nvlink_latency);
   CheckIntRange(errors, p + "nvswitches", n.nvswitches, 0, kMaxVertices);

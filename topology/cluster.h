@@ -132,7 +132,9 @@ class Cluster {
 
 // Limits that keep a scenario's cost bounded; a spec beyond them is refused before anything
 // is allocated.
-inline constexpr int64_t kMaxGpus = 65'536;
+// 262,144 GPUs: clusters of 100,000+ GPUs (a 131,072-GPU job) with room to spare.
+inline constexpr int64_t kMaxGpus = 262'144;
+inline constexpr int64_t kMaxNodeGpus = 65'536;  // GPUs of one node
 inline constexpr int64_t kMaxNodes = 65'536;
 inline constexpr int64_t kMaxVertices = 1'000'000;
 inline constexpr int64_t kMaxLinks = 8'000'000;  // directed

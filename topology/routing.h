@@ -28,8 +28,15 @@
 // a path through a third node enters and leaves it through its NICs, at least two hops more
 // than the switch path it bypasses, so no shortest path uses one. That keeps a cross-node
 // search to the two nodes and the switches. Explicit graphs are searched whole.
-// Complexity O((V + E) log V) per uncached route (V, E of the two nodes and the switches on
-// built fabrics); a cached route costs one hash lookup.
+// The search runs in two passes. The first relaxes only links whose tail is not an endpoint
+// (plus src's own), over in-links pre-sorted by the tail's node so that the foreign nodes are
+// skipped by range rather than link by link; it finds every route that transits no endpoint,
+// exactly as the full search would (routing.cc proves it), and the full search runs only
+// when there is none. Without it a route on one node of N GPUs behind an NVSwitch plane
+// scanned the switch's N in-links from GPUs, and a collective's N routes cost O(N^2).
+// Complexity O((V + E) log V) per uncached route, V and E those of the switches and the two
+// nodes' non-endpoint vertices when a transit-free route exists; a cached route costs one hash
+// lookup. A Router (or FindRoute) sorts the in-links once, O(E log E).
 #ifndef PLACESIM_TOPOLOGY_ROUTING_H_
 #define PLACESIM_TOPOLOGY_ROUTING_H_
 
@@ -61,6 +68,10 @@ Duration RouteLatency(const Cluster& cluster, std::span<const LinkId> links);
 // REQUIRES: src and dst are valid vertices of `cluster`. Thread-safe (allocates its own
 // search state).
 std::optional<Route> FindRoute(const Cluster& cluster, VertexId src, VertexId dst);
+
+// The same route computed by the full search alone, without the transit-free first pass: the
+// reference the tests compare FindRoute with. Same contract as FindRoute.
+std::optional<Route> FindRouteExhaustive(const Cluster& cluster, VertexId src, VertexId dst);
 
 // Caches routes per (src, dst) pair and reuses its search buffers between uncached look-ups.
 // Memory grows with the number of distinct pairs asked for (a route of h hops costs about

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "topology/mesh.h"
@@ -199,17 +200,14 @@ StatusOr<std::vector<std::vector<VertexId>>> CommPlanner::GroupsOf(int32_t stage
 void CommPlanner::PlaceOnNodes(GroupLayout& layout) const {
   bool uniform = true;
   for (const std::vector<VertexId>& members : layout.groups) {
-    std::vector<int> nodes;
+    // Nodes in order of first appearance; a map, not a scan of the nodes so far, because a
+    // dp group of N GPUs spans N / 8 nodes and the scan made laying it out O(N^2).
+    std::unordered_map<int, size_t> node_slot;
     std::vector<std::vector<VertexId>> by_node;
     for (VertexId g : members) {
-      const int node = cluster_.vertex(g).node;
-      auto it = std::find(nodes.begin(), nodes.end(), node);
-      if (it == nodes.end()) {
-        nodes.push_back(node);
-        by_node.emplace_back();
-        it = nodes.end() - 1;
-      }
-      by_node[static_cast<size_t>(it - nodes.begin())].push_back(g);
+      const auto [it, added] = node_slot.try_emplace(cluster_.vertex(g).node, by_node.size());
+      if (added) by_node.emplace_back();
+      by_node[it->second].push_back(g);
     }
     if (by_node.size() > 1) layout.multi_node = true;
     for (const auto& on_node : by_node) uniform &= on_node.size() == by_node[0].size();

@@ -227,5 +227,46 @@ TEST(Ecmp, AGpuSpreadsTrafficToAnotherNodeOverBothNicsItCanReach) {
   EXPECT_EQ(first_nics, (std::set<std::string>{"node0/nic0", "node0/nic1"}));
 }
 
+// The transit-free first pass of the search must give exactly the route of the full search
+// (routing.h), for every ordered pair of vertices of each built fabric, on an explicit graph
+// whose routes relay through GPUs, and on an oversubscribed fat tree where the ECMP choice
+// depends on the costs of the neighbours of the path.
+void ExpectSameRoutesAsExhaustiveSearch(const Cluster& c) {
+  Router router(c);
+  for (int s = 0; s < c.num_vertices(); ++s) {
+    for (int d = 0; d < c.num_vertices(); ++d) {
+      const Route* fast = router.Find(VertexId{s}, VertexId{d});
+      std::optional<Route> full = FindRouteExhaustive(c, VertexId{s}, VertexId{d});
+      ASSERT_EQ(fast != nullptr, full.has_value())
+          << c.vertex(VertexId{s}).name << " -> " << c.vertex(VertexId{d}).name;
+      if (fast == nullptr) continue;
+      EXPECT_EQ(fast->links, full->links)
+          << c.vertex(VertexId{s}).name << " -> " << c.vertex(VertexId{d}).name;
+      EXPECT_EQ(fast->latency, full->latency);
+    }
+  }
+}
+
+TEST(Routing, FirstPassFindsTheRoutesOfTheFullSearch) {
+  ExpectSameRoutesAsExhaustiveSearch(MustBuild(DgxH100Spec(1, FabricKind::kSingleNode)));
+  ExpectSameRoutesAsExhaustiveSearch(MustBuild(DgxH100Spec(3, FabricKind::kFatTree, 2.0)));
+  ExpectSameRoutesAsExhaustiveSearch(MustBuild(DgxH100Spec(3, FabricKind::kRailOptimized)));
+  ClusterSpec a100 = DgxH100Spec(2, FabricKind::kFatTree);
+  a100.node = *FindNodePreset("DGX-A100");
+  ExpectSameRoutesAsExhaustiveSearch(MustBuild(a100));
+  ClusterSpec line;
+  line.fabric.kind = FabricKind::kExplicit;
+  line.vertices = {{"a", VertexKind::kGpu, 0},
+                   {"b", VertexKind::kGpu, 0},
+                   {"c", VertexKind::kGpu, 0},
+                   {"h", VertexKind::kHostMemory, 0},
+                   {"s", VertexKind::kSwitch, 0}};
+  line.links = {{"a", "b", LinkKind::kNvlink, GBps(100), Microseconds(1)},
+                {"b", "c", LinkKind::kNvlink, GBps(100), Microseconds(1)},
+                {"b", "h", LinkKind::kPcie, GBps(32), Microseconds(1)},
+                {"c", "s", LinkKind::kPcie, GBps(32), Microseconds(1)}};
+  ExpectSameRoutesAsExhaustiveSearch(MustBuild(line));
+}
+
 }  // namespace
 }  // namespace placesim::topology

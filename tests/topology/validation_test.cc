@@ -147,11 +147,11 @@ TEST(Validation, MillionNodesAreRefusedBeforeAnythingIsBuilt) {
 }
 
 TEST(Validation, TooManyGpusInTotalAreRefusedWithTheLimit) {
-  // 16,384 nodes x 8 GPUs = 131,072 GPUs > 65,536.
-  ClusterSpec spec = DgxH100Spec(16'384, FabricKind::kFatTree, 1.0, 4096);
+  // 65,536 nodes x 8 GPUs = 524,288 GPUs > 262,144.
+  ClusterSpec spec = DgxH100Spec(65'536, FabricKind::kFatTree, 1.0, 4096);
   EXPECT_EQ(Errors(spec),
-            "cluster.nodes: 16384: 16384 nodes x 8 GPUs = 131072 GPUs; placesim simulates at "
-            "most 65536 GPUs");
+            "cluster.nodes: 65536: 65536 nodes x 8 GPUs = 524288 GPUs; placesim simulates at "
+            "most 262144 GPUs");
 }
 
 TEST(Validation, FatTreeBeyondTwoLevelsIsRefusedNamingTheLimit) {
