@@ -167,11 +167,6 @@ class Exporter {
       n.comm_size = op.bytes;
       return n;
     }
-    if (op.axis == topology::Axis::kExpert) {
-      return InvalidArgumentError(fmt::format(
-          "chakra export: op {} of stage {}: expert-parallel collectives are not exported", i,
-          s.stage));
-    }
     n.type = NodeType::kCollective;
     n.comm_type = CommTypeOf(op.collective);
     n.comm_size = n.comm_type == CommType::kAllGather && op.group_size > 0
