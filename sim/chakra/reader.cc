@@ -22,6 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
+
 // Reads a base-128 varint at bytes[pos]; nullopt when it runs past the end or over 10 bytes.
 std::optional<uint64_t> ReadVarint(std::string_view bytes, size_t& pos) {
   uint64_t v = 0;
@@ -132,6 +134,13 @@ class NodeDecoder {
     }
     const bool signed_ok = name == "comm_src" || name == "comm_dst" || name == "comm_tag";
     if (*v < 0 && !signed_ok) return Error(name, fmt::format("{} must be >= 0", *v));
+    // Byte counts beyond a pebibyte are corrupt, and keep S x n and 2 S of an all-gather or
+    // all-reduce far from int64's range.
+    const bool bytes = name == "tensor_size" || name == "comm_size" || name == "elementwise_bytes";
+    if (bytes && *v > kMaxBytes) {
+      return Error(name,
+                   fmt::format("{} bytes is more than the 2^50 (1 PiB) placesim accepts", *v));
+    }
     if (name == "num_ops") node_.num_ops = *v;
     if (name == "tensor_size") node_.tensor_size = Bytes::Count(*v);
     if (name == "elementwise_bytes") node_.elementwise_bytes = Bytes::Count(*v);

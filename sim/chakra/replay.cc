@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <queue>
@@ -107,6 +108,13 @@ Intervals Merged(Intervals v) {
     }
   }
   return out;
+}
+
+// a += b, saturating: a rank's comm bytes sum up to 2^30 nodes of up to 2^50 bytes each.
+void AddSaturating(Bytes& a, Bytes b) {
+  a = b.count() > std::numeric_limits<int64_t>::max() - a.count()
+          ? Bytes::Count(std::numeric_limits<int64_t>::max())
+          : a + b;
 }
 
 int64_t Length(const Intervals& v) {
@@ -484,7 +492,7 @@ Status Replayer::StartCall(Engine& engine, Call& call, uint64_t id) {
   }
   for (int32_t i : call.nodes) {
     RankState& rs = ranks_[static_cast<size_t>(rank_of_[static_cast<size_t>(i)])];
-    rs.comm_bytes += node(i).comm_size;
+    AddSaturating(rs.comm_bytes, node(i).comm_size);
   }
   if (n <= 1 || s == 0) {
     TransferDone(engine, kTagCall | id);
@@ -514,7 +522,7 @@ Status Replayer::StartSend(Engine& engine, int32_t i) {
   const int64_t r = rank_of_[static_cast<size_t>(i)];
   Message& m = msgs_[static_cast<size_t>(msg_of_[static_cast<size_t>(i)])];
   m.send_start = engine.now();
-  ranks_[static_cast<size_t>(r)].comm_bytes += n.comm_size;
+  AddSaturating(ranks_[static_cast<size_t>(r)].comm_bytes, n.comm_size);
   const uint64_t tag = kTagSend | static_cast<uint64_t>(i);
   if (n.comm_size.count() == 0) {
     TransferDone(engine, tag);
