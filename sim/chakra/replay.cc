@@ -79,7 +79,17 @@ struct RankState {
   Flops flops;
   Bytes comm_bytes;
   bool traced = false;
+  // Trace lanes of the comm and p2p threads: transfers in flight together go to different
+  // lanes (threads), so no two slices of one thread overlap. 1 = taken.
+  std::array<std::vector<char>, 2> lanes;
+  std::array<size_t, 2> lanes_named{1, 1};  // lane 0 is the resource's own thread
 };
+
+// The trace thread of lane k of the comm (which = 0) or p2p (1) threads.
+uint32_t LaneTid(int which, int lane) {
+  if (lane == 0) return which == 0 ? kComm : kP2p;
+  return static_cast<uint32_t>((which == 0 ? 1'000 : 1'000'000) + lane);
+}
 
 // Total length of `a` (sorted, disjoint) not covered by `b` (sorted, disjoint).
 int64_t Uncovered(const Intervals& a, const Intervals& b) {
@@ -155,6 +165,7 @@ class Replayer final : public sim::collectives::PlanSource {
   void TransferDone(Engine& engine, uint64_t tag);
   void Finish(int32_t i, Resource res, Duration start, Duration end);
   void ProcessReady(Engine& engine);
+  void TakeLane(int32_t i);
   void ArmNetwork(Engine& engine);
   StatusOr<const GroupLayout*> LayoutOf(int64_t group);
   StatusOr<const std::vector<CommPhase>*> PathPhases(VertexId from, VertexId to);
@@ -188,6 +199,7 @@ class Replayer final : public sim::collectives::PlanSource {
   std::vector<Duration> duration_;  // compute and host nodes
   std::vector<int64_t> call_of_;    // per collective node, its call
   std::vector<int64_t> msg_of_;     // per send / recv node, its message
+  std::vector<int32_t> lane_of_;    // per comm node in flight, its trace lane (-1: none)
   std::vector<Call> calls_;
   std::vector<Message> msgs_;
   std::vector<RankState> ranks_;
@@ -290,6 +302,7 @@ Status Replayer::SetupGraph() {
 Status Replayer::SetupComm() {
   const size_t n = rank_of_.size();
   call_of_.assign(n, -1);
+  lane_of_.assign(n, -1);
   msg_of_.assign(n, -1);
   std::map<std::pair<int64_t, int64_t>, int64_t> call_index;  // (group, k) -> call
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> msg_index;
@@ -418,6 +431,7 @@ void Replayer::Dispatch(Engine& engine, int32_t i) {
     Finish(i, kP2p, engine.now(), engine.now());
   } else {
     m.recv_waiting = true;
+    TakeLane(i);
     m.recv_ready = engine.now();
   }
 }
@@ -472,6 +486,7 @@ StatusOr<const CommPlan*> Replayer::PlanOf(int a) {
 
 Status Replayer::StartCall(Engine& engine, Call& call, uint64_t id) {
   call.start = engine.now();
+  for (int32_t i : call.nodes) TakeLane(i);
   const int64_t n = call.members;
   const int64_t size = call.comm_size.count();
   const strategies::CollectiveKind kind = ToCollectiveKind(call.type);
@@ -522,6 +537,7 @@ Status Replayer::StartSend(Engine& engine, int32_t i) {
   const int64_t r = rank_of_[static_cast<size_t>(i)];
   Message& m = msgs_[static_cast<size_t>(msg_of_[static_cast<size_t>(i)])];
   m.send_start = engine.now();
+  TakeLane(i);
   AddSaturating(ranks_[static_cast<size_t>(r)].comm_bytes, n.comm_size);
   const uint64_t tag = kTagSend | static_cast<uint64_t>(i);
   if (n.comm_size.count() == 0) {
@@ -605,6 +621,10 @@ void Replayer::TransferDone(Engine& engine, uint64_t tag) {
 
 void Replayer::Finish(int32_t i, Resource res, Duration start, Duration end) {
   done_[static_cast<size_t>(i)] = 1;
+  if (const int32_t lane = lane_of_[static_cast<size_t>(i)]; lane >= 0) {
+    ranks_[static_cast<size_t>(rank_of_[static_cast<size_t>(i)])]
+        .lanes[res == kP2p][static_cast<size_t>(lane)] = 0;
+  }
   const int64_t r = rank_of_[static_cast<size_t>(i)];
   RankState& rs = ranks_[static_cast<size_t>(r)];
   rs.finish = std::max(rs.finish, end);
@@ -620,7 +640,9 @@ void Replayer::Finish(int32_t i, Resource res, Duration start, Duration end) {
                                                                                     : n.comm_size)
                                         .count()),
       };
-      opt_.trace->Complete(static_cast<uint32_t>(r), static_cast<uint32_t>(res),
+      const int32_t lane = lane_of_[static_cast<size_t>(i)];
+      const uint32_t tid = lane < 0 ? static_cast<uint32_t>(res) : LaneTid(res == kP2p, lane);
+      opt_.trace->Complete(static_cast<uint32_t>(r), tid,
                            n.name.empty() ? NodeTypeName(n.type) : n.name, NodeTypeName(n.type),
                            start, end - start, args);
     }
@@ -630,6 +652,26 @@ void Replayer::Finish(int32_t i, Resource res, Duration start, Duration end) {
     const int32_t u = users_[static_cast<size_t>(k)];
     if (--pending_[static_cast<size_t>(u)] == 0) newly_ready_.push_back(u);
   }
+}
+
+void Replayer::TakeLane(int32_t i) {
+  const int64_t r = rank_of_[static_cast<size_t>(i)];
+  RankState& rs = ranks_[static_cast<size_t>(r)];
+  const int which = ResourceOf(node(i)) == kP2p ? 1 : 0;
+  std::vector<char>& lanes = rs.lanes[static_cast<size_t>(which)];
+  size_t k = 0;
+  while (k < lanes.size() && lanes[k]) ++k;
+  if (k == lanes.size()) lanes.push_back(0);
+  lanes[k] = 1;
+  lane_of_[static_cast<size_t>(i)] = static_cast<int32_t>(k);
+  if (!rs.traced || opt_.trace == nullptr || k < rs.lanes_named[static_cast<size_t>(which)]) {
+    return;
+  }
+  rs.lanes_named[static_cast<size_t>(which)] = k + 1;
+  const auto lane = static_cast<int>(k);
+  opt_.trace->ThreadName(static_cast<uint32_t>(r), LaneTid(which, lane),
+                         fmt::format("{} {}", which == 0 ? "comm" : "p2p", lane + 1),
+                         LaneTid(which, lane));
 }
 
 void Replayer::ProcessReady(Engine& engine) {

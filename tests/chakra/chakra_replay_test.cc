@@ -9,6 +9,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "chakra_test_util.h"
 #include "placesim/placesim.h"
 #include "sim/chakra/export.h"
@@ -16,6 +18,8 @@
 #include "sim/chakra/replay.h"
 #include "sim/chakra/writer.h"
 #include "topology/cluster.h"
+#include "traces/chrome_trace_validator.h"
+#include "traces/chrome_trace_writer.h"
 
 namespace placesim::chakra {
 namespace {
@@ -153,6 +157,44 @@ TEST(ChakraReplay, CrossRankDeadlockIsAnErrorNotAHang) {
   EXPECT_EQ(res.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(res.status().message(), HasSubstr("rank 0: node 1"));
   EXPECT_THAT(res.status().message(), HasSubstr("deadlocks"));
+}
+
+TEST(ChakraReplay, ConcurrentTransfersGetTheirOwnTraceThreads) {
+  // Rank 0 runs an all-reduce with rank 1 and one with rank 2 at the same time, and sends to
+  // ranks 3 and 4 at once: the slices overlap in time, so they must sit on different threads
+  // of the trace (the validator refuses overlapping slices on one thread).
+  Workload w = EightRanks();
+  w.groups[1] = {0, 1};
+  w.groups[2] = {0, 2};
+  for (int64_t g : {1, 2}) {
+    for (int64_t r : w.groups[g]) {
+      Node c = MakeNode(static_cast<uint64_t>(g), NodeType::kCollective);
+      c.comm_group = g;
+      c.comm_size = MiB(g);
+      w.ranks[r].nodes.push_back(c);
+    }
+  }
+  for (int64_t dst : {3, 4}) {
+    Node s = MakeNode(static_cast<uint64_t>(dst), NodeType::kSend);
+    s.comm_dst = dst;
+    s.comm_size = MiB(dst);
+    w.ranks[0].nodes.push_back(s);
+    Node r = MakeNode(1, NodeType::kRecv);
+    r.comm_src = 0;
+    r.comm_size = s.comm_size;
+    w.ranks[dst].nodes.push_back(r);
+  }
+  std::ostringstream json;
+  traces::ChromeTraceWriter writer(json);
+  ReplayOptions o;
+  o.trace = &writer;
+  StatusOr<ReplayResult> r = Replay(AstraCluster(), w, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(writer.Finish().ok());
+  StatusOr<traces::TraceSummary> v = traces::ValidateChromeTrace(json.str());
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_THAT(json.str(), HasSubstr("comm 2"));
+  EXPECT_THAT(json.str(), HasSubstr("p2p 2"));
 }
 
 TEST(ChakraReplay, MoreRanksThanGpusIsRefused) {
