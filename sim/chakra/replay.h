@@ -31,7 +31,9 @@
 // busy time, communication busy time (collectives, sends and recvs waiting for data), exposed
 // communication (communication busy while the compute stream is idle) and idle time; link
 // statistics as the executor's (sim::LinkKindStats, utilisation over step_time).
-// Trace: one process per traced rank (pid = rank), threads compute, comm, memory, host, p2p.
+// Trace: one process per traced rank (pid = rank), threads compute, comm, memory, host, p2p;
+// transfers in flight together take further threads ("comm 2", "p2p 2", ...), so no two
+// slices of one thread overlap.
 // Determinism: events in the engine's (time, phase, sequence) order, ready nodes by index.
 // Thread-safety: Replay keeps all state local.
 #ifndef PLACESIM_SIM_CHAKRA_REPLAY_H_
