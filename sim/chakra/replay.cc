@@ -819,6 +819,19 @@ StatusOr<ReplayResult> Replayer::Run() {
 
 }  // namespace
 
+topology::DataType ComputeTypeOf(strategies::Precision p) {
+  switch (p) {
+    case strategies::Precision::kFp16Mixed:
+      return topology::DataType::kFp16;
+    case strategies::Precision::kFp8Mixed:
+      return topology::DataType::kFp8;
+    case strategies::Precision::kBf16Mixed:
+    case strategies::Precision::kBf16:
+      return topology::DataType::kBf16;
+  }
+  return topology::DataType::kBf16;
+}
+
 StatusOr<ReplayResult> Replay(const topology::Cluster& cluster, const Workload& w,
                               const ReplayOptions& options) {
   Replayer r(cluster, w, options);

@@ -15,7 +15,8 @@
 //              max(num_ops x flops_per_op / (peak x matmul_efficiency),
 //                  tensor_size / (hbm_bandwidth x memory_efficiency))
 //              + elementwise_bytes / (hbm_bandwidth x memory_efficiency) + kernel_overhead,
-//            the executor's roofline (peak of ReplayOptions::compute_type);
+//            the executor's roofline (peak of ReplayOptions::compute_type, which simulate's
+//            scenarios take from their precision: ComputeTypeOf);
 //   host     (is_cpu_op compute) one at a time: max(flops / host_flops, tensor_size /
 //            host_memory_bandwidth);
 //   memory   load/store one at a time: one flow host memory (or NVMe) -> GPU / GPU -> host
@@ -49,10 +50,15 @@
 #include "sim/collectives/registry.h"
 #include "sim/executor/executor.h"
 #include "sim/network/network_model.h"
+#include "strategies/spec.h"
 #include "topology/cluster.h"
 #include "traces/trace_sink.h"
 
 namespace placesim::chakra {
+
+// The peak a training precision computes at, as the executor picks it: bf16 for bf16 and
+// bf16-mixed, fp16 for fp16-mixed, fp8 for fp8-mixed.
+topology::DataType ComputeTypeOf(strategies::Precision p);
 
 struct ReplayOptions {
   std::string network = "flow";    // a network model by name
@@ -62,7 +68,7 @@ struct ReplayOptions {
   // FLOPs per unit of num_ops. Trace generators count multiply-accumulates, each two FLOPs;
   // 1 reproduces ASTRA-sim, which divides num_ops by its peak-perf.
   double flops_per_op = 2;
-  topology::DataType compute_type = topology::DataType::kBf16;
+  topology::DataType compute_type = topology::DataType::kBf16;  // ComputeTypeOf(precision)
   traces::TraceSink* trace = nullptr;  // not owned; the caller calls Finish()
   std::vector<int64_t> trace_ranks;    // strictly increasing; empty: every rank
 };

@@ -173,6 +173,7 @@ int RunReplay(const std::vector<std::string>& args, std::ostream& out, std::ostr
   options.network = a.network.empty() ? scenario->simulation.network_model : a.network;
   options.algorithm = scenario->simulation.collective_algorithm;
   options.flops_per_op = a.flops_per_op;
+  options.compute_type = chakra::ComputeTypeOf(scenario->training.precision);
   StatusOr<chakra::Workload> w = chakra::ReadWorkload(a.prefix, a.groups);
   if (!w.ok()) return ReportError(err, "replay", w.status());
   if (!a.trace_ranks.empty()) {

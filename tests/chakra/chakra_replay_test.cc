@@ -253,8 +253,9 @@ TEST(ChakraReplay, AstraSimGptStepComputeMatchesAstraSimsRoofline) {
 
 // simulate's step time of `scenario_path` vs the replay of its export, read back through the
 // writer and the reader, on `network`.
-void ExpectRoundTrip(const std::string& scenario_path, const std::string& network) {
-  StatusOr<sim::Scenario> s = api::LoadScenario(scenario_path);
+void ExpectRoundTrip(const std::string& scenario_path, const std::string& network,
+                     const std::vector<std::string>& sets = {}) {
+  StatusOr<sim::Scenario> s = api::LoadScenario(scenario_path, sets);
   ASSERT_TRUE(s.ok()) << s.status().message();
   api::SimulateOptions so;
   so.network = network;
@@ -276,6 +277,7 @@ void ExpectRoundTrip(const std::string& scenario_path, const std::string& networ
   ReplayOptions ro;
   ro.network = network;
   ro.algorithm = s->simulation.collective_algorithm;
+  ro.compute_type = ComputeTypeOf(s->training.precision);
   StatusOr<ReplayResult> replayed = Replay(*cluster, back, ro);
   ASSERT_TRUE(replayed.ok()) << replayed.status().message();
   const double want = simulated->step_time.ToSeconds();
@@ -302,6 +304,13 @@ INSTANTIATE_TEST_SUITE_P(
       for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
       return n;
     });
+
+TEST(ChakraRoundTripPrecision, ComputesAtThePrecisionsPeak) {
+  // An fp8 step runs at the H100's fp8 peak (twice its bf16 one) in simulate and in the
+  // replay alike: llama3-8b-fsdp takes 5.05 s in bf16 and 2.67 s in fp8 (analytic network).
+  ExpectRoundTrip(SourcePath("examples/llama3-8b-fsdp.textproto"), "analytic",
+                  {"training.precision=PRECISION_FP8_MIXED"});
+}
 
 TEST_P(ChakraRoundTrip, AnalyticNetwork) { ExpectRoundTrip(SourcePath(GetParam()), "analytic"); }
 
