@@ -30,6 +30,7 @@
 #include "sim/cli/compare.h"
 #include "sim/cli/economics.h"
 #include "sim/cli/export.h"
+#include "sim/cli/replay.h"
 #include "sim/cli/report.h"
 #include "sim/cli/search.h"
 #include "sim/cli/sweep.h"
@@ -83,6 +84,10 @@ constexpr const char* kUsage =
     "  collective SCENARIO --op KIND [--sizes 8B..8GiB:x2] [--gpus N | --group dp]\n"
     "                      one collective alone on the cluster, per algorithm, printed\n"
     "                      like nccl-tests (time, algbw, busbw per message size)\n"
+    "  replay TRACE_PREFIX SCENARIO [--comm-groups FILE.json]\n"
+    "                      a Chakra execution trace (<prefix>.<rank>.et, e.g. from ASTRA-sim's\n"
+    "                      tools) on the scenario's cluster; simulate --chakra-out PREFIX\n"
+    "                      writes a simulated step as one\n"
     "\n"
     "Every command that reads a scenario takes --set FIELD.PATH=VALUE (repeatable), e.g.\n"
     "  placesim analyze examples/zero-7.5b.textproto --set strategy.preset=zero2\n"
@@ -350,6 +355,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   std::string trace_ranks;
   std::string trace_window;
   std::string network;
+  std::string chakra_out;
   a.formats = {"table", "json", "csv"};
   po::options_description desc("placesim simulate SCENARIO [options]");
   AddScenarioOptions(desc, a);
@@ -362,7 +368,10 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
                "of a micro-batch range (mb:0-1)")(
       "network", po::value<std::string>(&network),
       "override the scenario's simulation.network_model: flow (max-min fair sharing "
-      "of every link) or analytic (alpha-beta, no contention)");
+      "of every link) or analytic (alpha-beta, no contention)")(
+      "chakra-out", po::value<std::string>(&chakra_out),
+      "also write the step as Chakra execution traces: PREFIX.<rank>.et (every rank, or "
+      "--trace-ranks) and PREFIX.json, the communicator groups");
   if (auto done = ParseScenarioCommand("simulate", args, desc, a, out, err)) {
     return *done;
   }
@@ -371,8 +380,8 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (Status checked = api::CheckSimulateOptions(options); !checked.ok()) {
     return ReportError(err, "simulate", checked);
   }
-  if (!trace_ranks.empty() && trace_path.empty()) {
-    err << "placesim simulate: --trace-ranks needs --trace FILE\n";
+  if (!trace_ranks.empty() && trace_path.empty() && chakra_out.empty()) {
+    err << "placesim simulate: --trace-ranks needs --trace FILE or --chakra-out PREFIX\n";
     return kExitBadInput;
   }
   if (!trace_window.empty() && trace_path.empty()) {
@@ -388,11 +397,13 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
   StatusOr<Scenario> scenario = api::LoadScenario(a.path, a.sets);
   if (!scenario.ok()) return ReportError(err, "", scenario.status());
+  std::vector<int64_t> chakra_ranks;
   if (!trace_ranks.empty()) {
     StatusOr<std::vector<int64_t>> ranks =
         api::ParseRankList(trace_ranks, scenario->strategy.mesh.world());
     if (!ranks.ok()) return ReportError(err, "", ranks.status());
-    options.trace_ranks = std::move(*ranks);
+    if (!trace_path.empty()) options.trace_ranks = *ranks;
+    if (!chakra_out.empty()) chakra_ranks = std::move(*ranks);
   }
   // A micro-batch window needs the time span of its micro-batches: a first, traceless run.
   StatusOr<TraceWindow> spanned = WithMicroBatchSpan(window, [&](traces::TraceSink& probe) {
@@ -430,6 +441,10 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     Status written = trace_file->Commit();
     if (!written.ok()) return ReportError(err, "simulate --trace", written);
+  }
+  if (!chakra_out.empty()) {
+    Status written = WriteChakraStep(*scenario, chakra_out, chakra_ranks);
+    if (!written.ok()) return ReportError(err, "simulate --chakra-out", written);
   }
   if (scenario->economics) {  // cost and energy only when the scenario asks (docs/economics.md)
     PrintSimulateEconomics(a.format, *result, SimulatedEconomics(*scenario, *result), out);
@@ -631,7 +646,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       {"analyze", &Analyze},   {"simulate", &Simulate},        {"sweep", &RunSweep},
       {"merge", &RunMerge},    {"compare", &RunCompare},       {"search", &RunSearch},
       {"topology", &Topology}, {"presets", &Presets},          {"export", &RunExport},
-      {"report", &RunReport},  {"collective", &RunCollective},
+      {"report", &RunReport},  {"collective", &RunCollective}, {"replay", &RunReplay},
   };
   std::vector<std::string> names;
   for (const auto& [name, handler] : kCommands) names.push_back(name);
