@@ -11,6 +11,7 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -151,6 +152,45 @@ std::string QuotedAfter(const std::string& message, std::string_view marker) {
   return end == std::string::npos ? "" : message.substr(start, end - start);
 }
 
+// The field path ("model.layers") that the text format's byte `offset` lies in: the blocks
+// opened before it and the last field name followed by ':'. Protobuf's own messages give only
+// a line and column. Strings and # comments are skipped; "" outside any field.
+std::string FieldPathAt(std::string_view text, size_t offset) {
+  std::vector<std::string> blocks;
+  std::string ident, field;
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '#') {
+      while (i + 1 < offset && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < offset && text[i] != c; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t end = i;
+      while (end < text.size() && is_ident(text[end])) ++end;
+      ident.assign(text.substr(i, end - i));
+      i = end - 1;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.') {
+      while (i + 1 < offset && (is_ident(text[i + 1]) || text[i + 1] == '.')) ++i;
+    } else if (c == ':') {
+      field = ident;
+    } else if (c == '{' || c == '<') {
+      blocks.push_back(ident.empty() ? field : ident);
+      ident.clear();
+      field.clear();
+    } else if ((c == '}' || c == '>') && !blocks.empty()) {
+      blocks.pop_back();
+      field.clear();
+    }
+  }
+  if (!field.empty()) blocks.push_back(field);
+  std::string path;
+  for (const std::string& b : blocks) path += (path.empty() ? "" : ".") + b;
+  return path;
+}
+
 class TextErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
   TextErrorCollector(std::string_view name, std::string_view text) : name_(name), text_(text) {}
@@ -170,7 +210,10 @@ class TextErrorCollector : public google::protobuf::io::ErrorCollector {
       explained += "end of input (is a closing '}' missing?)";
     }
     if (explained.size() > 400) explained = explained.substr(0, 397) + "...";
-    errors_.AddLine(fmt::format("{}:{}:{}: {}", name_, l, c, explained));
+    // A value of the wrong type or range names its field; an unknown name names itself.
+    const std::string path = culprit.empty() ? FieldPathAt(text_, offset) : "";
+    errors_.AddLine(path.empty() ? fmt::format("{}:{}:{}: {}", name_, l, c, explained)
+                                 : fmt::format("{}:{}:{}: {}: {}", name_, l, c, path, explained));
   }
   void AddWarning(int line, int column, const std::string& message) override {}
   const ErrorList& errors() const { return errors_; }
