@@ -361,8 +361,18 @@ void CheckPoint(const Json& p, const std::vector<Column>& metrics,
 // reads; each problem names its JSON path. Returns whether it has.
 bool CheckShard(const Json& doc, const std::string& file, ErrorList* errors) {
   const size_t before = errors->size();
+  // Another document altogether gets one line, not one per field it lacks.
+  const auto kind = doc.find("kind");
+  if (kind == doc.end() || *kind != kSweepKind) {
+    errors->AddLine(fmt::format(
+        "{}: not the JSON of `placesim sweep --format json`: $.kind is {}, not \"{}\"", file,
+        kind == doc.end()   ? std::string("missing")
+        : kind->is_string() ? fmt::format("\"{:.40}\"", kind->get<std::string>())
+                            : study::JsonTypeName(*kind),
+        kSweepKind));
+    return false;
+  }
   study::JsonFields top(doc, file, "$", errors);
-  top.Equals("kind", std::string_view(kSweepKind));
   top.Equals("version", int64_t{kSweepVersion});
   top.String("fingerprint");
   top.Integer("total_points");
