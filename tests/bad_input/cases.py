@@ -144,7 +144,7 @@ def file_cases(source_dir):
         "unclosed block": ("model { layers: 2", ["end of input"]),
         "stray brace": ("}", ["1:1"]),
         "bool as number": ("training { sequence_parallel: 7 }", ["training.sequence_parallel"]),
-        "string unterminated": ('name: "tiny', ["name: Unexpected end of string"]),
+        "string unterminated": ('name: "tiny', [":1:12: Unexpected end of string"]),
         "deep nesting": ("model {" * 10000, ["model"]),
         "repeated scalar twice": ('name: "a" name: "b"', ["name"]),
         "binary garbage": (b"\x00\xff\xfe\x01" * 64, [":1:1: Invalid control characters"]),

@@ -87,9 +87,11 @@ TEST(UnitsOverflow, BytesSaturateAndStayOverflowed) {
   acc += over;
   acc -= Bytes::Count(5);
   EXPECT_TRUE(acc.overflowed());
-  // Negative results that do not fit are overflows too: 0 - INT64_MAX fits, -2 - INT64_MAX not.
-  EXPECT_EQ((Bytes::Zero() - Bytes::Count(kMax - 1)).count(), -(kMax - 1));
-  EXPECT_TRUE((Bytes::Count(-2) - Bytes::Count(kMax - 1)).overflowed());
+  // Negative results that do not fit are overflows too: -2 - (2^63 - 2) = -2^63 is INT64_MIN
+  // and fits; -3 - (2^63 - 2) = -2^63 - 1 does not.
+  EXPECT_EQ((Bytes::Count(-2) - Bytes::Count(kMax - 1)).count(),
+            std::numeric_limits<int64_t>::min());
+  EXPECT_TRUE((Bytes::Count(-3) - Bytes::Count(kMax - 1)).overflowed());
   // Overflow compares greatest: a size that overflowed never "fits".
   EXPECT_GT(over, Bytes::Count(kMax - 1));
 }
