@@ -1392,6 +1392,38 @@ void BuildRoles(const Context& c, Plan& plan) {
   }
 }
 
+// Byte counts are saturating (base/units.h): one that reached Bytes::Overflow() came from
+// inputs whose product leaves int64. Names the figure and the fields it grows with.
+Status CheckSizesFit(const Plan& plan) {
+  constexpr const char* kActivationFields =
+      "model.seq_len, training.micro_batch, model.hidden, model.layers";
+  for (const RankRole& r : plan.roles) {
+    const MemoryBreakdown& m = r.memory;
+    const std::pair<const char*, Bytes> memory[] = {
+        {"params (model.layers, model.hidden, model.vocab, model.experts)", m.params},
+        {"grads (model.layers, model.hidden, model.vocab, model.experts)", m.grads},
+        {"optimizer (model.layers, model.hidden, model.vocab, model.experts)", m.optimizer},
+        {"activations", m.activations},
+        {"gather buffers (model.hidden, model.ffn_hidden, strategy.layers_per_unit)",
+         m.gather_buffers},
+        {"total", m.total}};
+    for (const auto& [what, bytes] : memory) {
+      if (!bytes.overflowed()) continue;
+      return InvalidArgumentError(
+          fmt::format("memory per device ({}): {} exceeds 2^63 bytes; it grows with {}", r.name,
+                      what, kActivationFields));
+    }
+    for (const Collective& c : r.collectives) {
+      if (!c.total_bytes.overflowed() && !c.bytes_per_call.overflowed()) continue;
+      return InvalidArgumentError(fmt::format(
+          "communication per device per step ({}): {} over {} exceeds 2^63 bytes; it grows "
+          "with training.global_batch, {}, model.capacity_factor and model.top_k",
+          r.name, CollectiveKindName(c.kind), AxisName(c.axis), kActivationFields));
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
@@ -1404,6 +1436,7 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
   CheckPlacement(c, plan);
   CheckComposition(c, plan);
   CheckCapacities(c, plan);
+  RETURN_IF_ERROR(CheckSizesFit(plan));
   return plan;
 }
 
