@@ -110,7 +110,9 @@ StateBytes BytesPerParameter(const TrainingSpec& training) {
       moments = 2;  // two 1-byte block-quantized moments
       break;
   }
-  return StateBytes{.params = 2, .grads = 2, .optimizer = moments + (master ? 4 : 0)};
+  return StateBytes{.params = 2,
+                    .grads = training.main_grads_fp32 ? 4 : 2,
+                    .optimizer = moments + (master ? 4 : 0)};
 }
 
 ParameterBreakdown CountParameters(const TransformerSpec& t) {

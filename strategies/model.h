@@ -70,7 +70,10 @@ namespace placesim::strategies {
 
 // Bytes per parameter of each model state.
 //   params:    2 (bf16/fp16 weights; fp8 training keeps bf16 weights and casts per matmul)
-//   grads:     2 (bf16/fp16, as in the ZeRO paper's 2Ψ)
+//   grads:     2 (bf16/fp16, as in the ZeRO paper's 2Ψ); 4 with main_grads_fp32, the fp32
+//              buffer Megatron-LM and DeepSpeed's bf16 optimizer accumulate micro-batches in
+//              and reduce over data parallelism (so every gradient reduction and gradient
+//              copy moves 4 bytes per element too).
 //   optimizer: K. Mixed precision keeps an fp32 master copy (4) beside the optimizer's own
 //              state: Adam/AdamW fp32 momentum + variance (4 + 4) → K = 12 (ZeRO paper,
 //              Rajbhandari et al. 2020, Section 3.1); SGD with fp32 momentum (4) → K = 8;

@@ -150,11 +150,11 @@ std::string FormatPlanTable(const Plan& plan) {
   const TrainingSpec& t = plan.training;
   out += fmt::format(
       "training  {}, {}, micro-batch {}, global batch {}, {} per step, recompute {}, "
-      "sequence parallel {}{}\n",
+      "sequence parallel {}{}{}\n",
       PrecisionName(t.precision), OptimizerName(t.optimizer), t.micro_batch, t.global_batch,
       CountOf(plan.micro_batches, "micro-batch", "micro-batches"),
       RecomputeName(plan.effective_recompute), plan.effective_sequence_parallel ? "on" : "off",
-      t.flash_attention ? ", flash attention" : "");
+      t.flash_attention ? ", flash attention" : "", t.main_grads_fp32 ? ", fp32 main grads" : "");
   if (m.pp > 1) {
     out += fmt::format("pipeline  {} stages, {}{}, bubble {:.1f}% of ideal time\n", m.pp,
                        PipelineScheduleName(t.pipeline_schedule),
@@ -259,6 +259,8 @@ std::string FormatPlanJson(const Plan& plan) {
   training["recompute"] = RecomputeName(plan.effective_recompute);
   training["sequence_parallel"] = plan.effective_sequence_parallel;
   training["flash_attention"] = t.flash_attention;
+  // Only when on, so plans of scenarios without the field read as before.
+  if (t.main_grads_fp32) training["main_grads_fp32"] = true;
   training["context_parallel_comm"] = ContextParallelCommName(t.context_parallel_comm);
   training["pipeline_schedule"] = PipelineScheduleName(t.pipeline_schedule);
   training["virtual_stages"] = t.virtual_stages;

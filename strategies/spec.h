@@ -139,6 +139,9 @@ struct TrainingSpec {
   // 5 a s^2 b activation bytes nor the softmax / dropout traffic over them exist.
   bool flash_attention = false;
   ContextParallelComm context_parallel_comm = ContextParallelComm::kRing;
+  // fp32 main gradients: accumulated and data-parallel reduced in fp32 (4 bytes per
+  // parameter, Megatron-LM's main_grad buffer). Only with a mixed precision.
+  bool main_grads_fp32 = false;
 };
 
 // -------------------------------------------------------------------------- placement

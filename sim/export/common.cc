@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/export/internal.h"
+#include "strategies/model.h"
 
 namespace placesim::exporting::internal {
 namespace {
@@ -91,7 +92,9 @@ int64_t GradientAccumulationSteps(const sim::Scenario& scenario) {
   return per_step > 0 ? scenario.training.global_batch / per_step : 1;
 }
 
-int64_t BucketElements(Bytes bucket) { return bucket.count() / 2; }
+int64_t BucketElements(Bytes bucket, const strategies::TrainingSpec& training) {
+  return bucket.count() / strategies::BytesPerParameter(training).grads;
+}
 
 std::string Decimal(double v) {
   char buf[32];

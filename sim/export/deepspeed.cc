@@ -76,7 +76,7 @@ void CheckAxes(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f) 
 Json ZeroSection(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f) {
   Json z;
   z["stage"] = p.zero_stage;
-  const int64_t bucket = BucketElements(sc.simulation.gradient_bucket_size);
+  const int64_t bucket = BucketElements(sc.simulation.gradient_bucket_size, sc.training);
   if (p.zero_stage >= 1) {
     z["overlap_comm"] = true;
     z["contiguous_gradients"] = true;
@@ -124,6 +124,9 @@ void PrecisionFields(const sim::Scenario& sc, Findings& f, Json& j) {
       f.Refuse("fp8 mixed precision", "the DeepSpeed config has no fp8 mode");
       break;
   }
+  // data_types.grad_accum_dtype: the dtype DeepSpeed accumulates gradients in (its bf16
+  // optimizer, deepspeed/runtime/bf16_optimizer.py; microsoft/DeepSpeed pull 4713).
+  if (sc.training.main_grads_fp32) j["data_types"] = {{"grad_accum_dtype", "fp32"}};
 }
 
 void OptimizerFields(const sim::Scenario& sc, Findings& f, Json& j) {

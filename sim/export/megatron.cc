@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/export/internal.h"
+#include "strategies/model.h"
 
 namespace placesim::exporting::internal {
 namespace {
@@ -142,9 +143,10 @@ void GradientSyncArgs(const sim::Scenario& sc, const DataParallelPlan& p, Findin
              "Megatron-LM reduces gradients once per step, after the last micro-batch");
   }
   a.Add("--overlap-grad-reduce", "", "buckets reduced during backward");
-  a.Add("--ddp-bucket-size", BucketElements(sc.simulation.gradient_bucket_size),
-        fmt::format("simulation.gradient_bucket_size {} bytes / 2 bytes per gradient",
-                    sc.simulation.gradient_bucket_size.count()));
+  a.Add("--ddp-bucket-size", BucketElements(sc.simulation.gradient_bucket_size, sc.training),
+        fmt::format("simulation.gradient_bucket_size {} bytes / {} bytes per gradient",
+                    sc.simulation.gradient_bucket_size.count(),
+                    strategies::BytesPerParameter(sc.training).grads));
 }
 
 void DataParallelArgs(const sim::Scenario& sc, Findings& f, Args& a) {
@@ -236,7 +238,12 @@ void PrecisionArgs(const sim::Scenario& sc, Findings& f, Args& a) {
                "--bf16 keeps fp32 main parameters in the optimizer");
       break;
   }
-  if (sc.training.precision != Precision::kFp16Mixed) {
+  // Megatron-LM keeps fp32 main grads under --bf16 unless told otherwise (arguments.py), and
+  // bf16/fp16 ones under --fp16 unless asked for fp32.
+  const bool fp16 = sc.training.precision == Precision::kFp16Mixed;
+  if (sc.training.main_grads_fp32 && fp16) {
+    a.Add("--accumulate-allreduce-grads-in-fp32", "", "training.main_grads_fp32");
+  } else if (!sc.training.main_grads_fp32 && !fp16) {
     a.Add("--grad-reduce-in-bf16", "", "placesim's G is 2 bytes per parameter");
   }
 }

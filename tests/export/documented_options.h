@@ -12,6 +12,8 @@
 //                (DeepSpeedZeroConfig, aliases included) and offload_config.py
 //                (DeepSpeedZeroOffloadParamConfig, DeepSpeedZeroOffloadOptimizerConfig),
 //                deepspeedai/DeepSpeed master (commit 1b88ac3).
+//                The top level's data_types (grad_accum_dtype): deepspeed/runtime/config.py,
+//                get_data_types_params (microsoft/DeepSpeed pull 4713).
 //   PyTorch FSDP torch/distributed/fsdp/api.py (ShardingStrategy, BackwardPrefetch,
 //                MixedPrecision, CPUOffload) and the FullyShardedDataParallel constructor in
 //                the torch.distributed.fsdp documentation (PyTorch 2.1+).
@@ -39,7 +41,7 @@ inline const std::set<std::string> kMegatronFlags = {
     "--optimizer", "--optimizer-cpu-offload", "--optimizer-offload-fraction",
     "--overlap-cpu-optimizer-d2h-h2d", "--sequence-parallel",
     // _add_mixed_precision_args
-    "--fp16", "--bf16", "--grad-reduce-in-bf16",
+    "--fp16", "--bf16", "--grad-reduce-in-bf16", "--accumulate-allreduce-grads-in-fp32",
     // _add_network_size_args
     "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
     "--attention-backend", "--group-query-attention", "--num-query-groups",
@@ -83,7 +85,8 @@ inline const std::set<std::string> kDeepSpeedTopLevel = {"train_batch_size",
                                                          "activation_checkpointing",
                                                          "steps_per_print",
                                                          "wall_clock_breakdown",
-                                                         "communication_data_type"};
+                                                         "communication_data_type",
+                                                         "data_types"};
 inline const std::set<std::string> kDeepSpeedBf16 = {"enabled"};
 inline const std::set<std::string> kDeepSpeedFp16 = {"enabled",
                                                      "auto_cast",

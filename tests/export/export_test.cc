@@ -122,6 +122,34 @@ TEST(ExportMegatron, Llama70bTp8Zero1FieldByField) {
   EXPECT_FALSE(flags.count("--use-tp-pp-dp-mapping"));
 }
 
+// training.main_grads_fp32: Megatron-LM keeps fp32 main grads under --bf16 by default
+// (arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16),
+// so the flag that turns them off disappears; under --fp16 they are asked for. The bucket of
+// 25 MiB = 26214400 bytes holds 26214400 / 4 = 6553600 fp32 gradients.
+TEST(ExportMegatron, Fp32MainGradsDropGradReduceInBf16) {
+  const std::string scenario = Example("llama3-70b-tp8-zero1");
+  Outcome r =
+      Placesim({"export", scenario, "--to", "megatron", "--set", "training.main_grads_fp32=true"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  auto flags = MegatronFlags(r.out);
+  EXPECT_TRUE(flags.count("--bf16"));
+  EXPECT_FALSE(flags.count("--grad-reduce-in-bf16"));
+  EXPECT_FALSE(flags.count("--accumulate-allreduce-grads-in-fp32"));
+  EXPECT_EQ(flags.at("--ddp-bucket-size"), "6553600");
+  r = Placesim({"export", scenario, "--to", "megatron", "--set", "training.main_grads_fp32=true",
+                "--set", "training.precision=PRECISION_FP16_MIXED"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  flags = MegatronFlags(r.out);
+  EXPECT_TRUE(flags.count("--fp16"));
+  EXPECT_TRUE(flags.count("--accumulate-allreduce-grads-in-fp32"));
+  for (const auto& [name, value] : flags) {
+    EXPECT_TRUE(doc::kMegatronFlags.count(name)) << name << " is not in arguments.py";
+  }
+  // Without it the bf16 export keeps saying 2-byte gradients.
+  flags = MegatronFlags(Placesim({"export", scenario, "--to", "megatron"}).out);
+  EXPECT_TRUE(flags.count("--grad-reduce-in-bf16"));
+}
+
 // gpt3-175b-tp8-pp8 interleaved with 2 virtual stages: 96 layers / (pp 8 x 2) = 6 layers per
 // virtual stage; placesim's default rank order tp,cp,pp,dp puts pp inside dp, which Megatron
 // spells --use-tp-pp-dp-mapping (dp 1 here, so only tp and pp count: tp,pp both orders agree
@@ -221,6 +249,21 @@ TEST(ExportDeepSpeed, ZeroOffloadFieldByField) {
   EXPECT_EQ(z.at("allgather_bucket_size"), 13107200);
   EXPECT_TRUE(j.contains("activation_checkpointing"));  // full recompute
   EXPECT_THAT(r.err, HasSubstr("note: full recompute"));
+}
+
+// training.main_grads_fp32 in DeepSpeed: gradients accumulated in fp32
+// (data_types.grad_accum_dtype), buckets of 26214400 / 4 = 6553600 of them.
+TEST(ExportDeepSpeed, Fp32MainGradsAccumulateInFp32) {
+  Outcome r = Placesim({"export", Example("zero-offload"), "--to", "deepspeed", "--set",
+                        "training.main_grads_fp32=true"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ExpectKeysDocumented(j, doc::kDeepSpeedTopLevel, "");
+  EXPECT_EQ(j.at("data_types").at("grad_accum_dtype"), "fp32");
+  EXPECT_EQ(j.at("zero_optimization").at("reduce_bucket_size"), 6553600);
+  const nlohmann::json plain =
+      nlohmann::json::parse(Placesim({"export", Example("zero-offload"), "--to", "deepspeed"}).out);
+  EXPECT_FALSE(plain.contains("data_types"));
 }
 
 // Hybrid sharding on 128 nodes: fsdp-hybrid shards inside a node (8 ranks) and replicates

@@ -209,8 +209,8 @@ TEST(ScenarioValidation, AFlatMatmulEfficiencyReplacesThePresetsKernelModel) {
   StatusOr<Scenario> preset = LoadScenarioText(kBase, ScenarioFormat::kTextProto, {}, "t");
   ASSERT_TRUE(preset.ok()) << preset.status().message();
   EXPECT_TRUE(preset->cluster.node.gpu.kernels.present());
-  StatusOr<Scenario> flat = LoadScenarioText(
-      kBase, ScenarioFormat::kTextProto, {"cluster.node.gpu.matmul_efficiency=0.5"}, "t");
+  StatusOr<Scenario> flat = LoadScenarioText(kBase, ScenarioFormat::kTextProto,
+                                             {"cluster.node.gpu.matmul_efficiency=0.5"}, "t");
   ASSERT_TRUE(flat.ok()) << flat.status().message();
   EXPECT_FALSE(flat->cluster.node.gpu.kernels.present());
   EXPECT_DOUBLE_EQ(flat->cluster.node.gpu.matmul_efficiency, 0.5);
@@ -510,6 +510,26 @@ TEST(ScenarioValidation, VirtualStagesAreBounded) {
               HasSubstr("training.virtual_stages: 0: must be between 1 and 1024"));
 }
 
+TEST(ScenarioValidation, Fp32MainGradsNeedAMixedPrecision) {
+  // Pure bf16 keeps no fp32 state to accumulate gradients beside.
+  constexpr std::string_view kPureBf16 = R"pb(
+    cluster { node_preset: "DGX-H100" nodes: 2 }
+    model { preset: "llama3-8b" }
+    training { precision: PRECISION_BF16 main_grads_fp32: true global_batch: 16 }
+    strategy { preset: "zero1" tp: 8 }
+  )pb";
+  EXPECT_THAT(Error({}, kPureBf16),
+              HasSubstr("training.main_grads_fp32: true: needs a mixed precision "
+                        "(PRECISION_BF16_MIXED, PRECISION_FP16_MIXED or PRECISION_FP8_MIXED)"));
+  EXPECT_EQ(Error({"training.main_grads_fp32=false"}, kPureBf16), "OK");
+  for (const char* p : {"PRECISION_BF16_MIXED", "PRECISION_FP16_MIXED", "PRECISION_FP8_MIXED"}) {
+    EXPECT_EQ(Error({std::string("training.precision=") + p, "training.main_grads_fp32=true"}),
+              "OK")
+        << p;
+  }
+  EXPECT_THAT(Error({"training.main_grads_fp32=maybe"}), HasSubstr("training.main_grads_fp32"));
+}
+
 TEST(ScenarioValidation, TrainingDefaultsApplyWhenUnspecified) {
   StatusOr<Scenario> s = LoadScenarioText(kBase, ScenarioFormat::kTextProto, {});
   ASSERT_TRUE(s.ok()) << s.status().message();
@@ -519,6 +539,7 @@ TEST(ScenarioValidation, TrainingDefaultsApplyWhenUnspecified) {
   EXPECT_EQ(s->training.pipeline_schedule, strategies::PipelineSchedule::k1F1B);
   EXPECT_EQ(s->training.virtual_stages, 1);
   EXPECT_FALSE(s->training.sequence_parallel);
+  EXPECT_FALSE(s->training.main_grads_fp32);
 }
 
 // ---------------------------------------------------------------------------- strategy

@@ -55,6 +55,57 @@ TEST(Analyze, ZeroFigure1ModelStatesOn64Gpus) {
   EXPECT_EQ(states("zero3"), 1'875'000'000);
 }
 
+// Megatron Core's distributed optimizer (docs.nvidia.com/megatron-core/developer-guide/latest/
+// distrib_optimizer.html): bf16 params and fp32 grads replicated over the d data-parallel
+// ranks, the fp32 main params and Adam moments sharded. Its table of bytes per parameter, row
+// "float16 param, fp32 grads": 18 without it, 6 + 12/d with it. In placements that is `ddp`
+// and `zero1` with main_grads_fp32.
+TEST(Analyze, Fp32MainGradsGiveMegatronsDistributedOptimizerBytes) {
+  TrainingSpec t = MakeTraining(1, 64);
+  t.main_grads_fp32 = true;
+  const auto states = [&](const char* strategy, int dp) {
+    t.global_batch = dp;
+    const Plan p = MustAnalyze("zero-7.5b", strategy, {.dp = dp}, t, MakeCluster(8));
+    return p.largest().memory.model_states().count();
+  };
+  // Ψ = 7.5e9. Non-distributed: 18Ψ = 135e9.
+  EXPECT_EQ(states("ddp", 8), 135'000'000'000);
+  // d = 8: (6 + 12/8)Ψ = 7.5Ψ = 56.25e9; d = 64: 6Ψ + 12Ψ/64 = 45e9 + 1.40625e9.
+  EXPECT_EQ(states("zero1", 8), 56'250'000'000);
+  EXPECT_EQ(states("zero1", 64), 46'406'250'000);
+  // Against 2-byte grads (ZeRO Figure 1, 31.40625e9 at d = 64) the fp32 grads add 2Ψ = 15e9.
+  t.main_grads_fp32 = false;
+  EXPECT_EQ(states("zero1", 64), 31'406'250'000);
+}
+
+TEST(Analyze, Fp32MainGradsAreReducedInFp32) {
+  // Megatron reduces its fp32 main grads as fp32 (grad_reduce_in_fp32): the gradient
+  // reduction moves 4Ψ, the parameter all-gather still 2Ψ. dp 8, ring (N-1)/N = 7/8, Ψ = 7.5e9:
+  // DDP all-reduce 2 x 7/8 x 30e9 = 52.5e9 (26.25e9 with bf16 grads);
+  // ZeRO-1 reduce-scatter 7/8 x 30e9 = 26.25e9 + all-gather 7/8 x 15e9 = 13.125e9.
+  TrainingSpec t = MakeTraining(1, 8);
+  t.main_grads_fp32 = true;
+  const Plan ddp = MustAnalyze("zero-7.5b", "ddp", {.dp = 8}, t, MakeCluster(1));
+  EXPECT_EQ(ddp.largest().comm_bytes.count(), 52'500'000'000);
+  const Plan z1 = MustAnalyze("zero-7.5b", "zero1", {.dp = 8}, t, MakeCluster(1));
+  ASSERT_EQ(z1.largest().collectives.size(), 2u);
+  EXPECT_EQ(z1.largest().collectives[0].kind, CollectiveKind::kReduceScatter);
+  EXPECT_EQ(z1.largest().collectives[0].total_bytes.count(), 26'250'000'000);
+  EXPECT_EQ(z1.largest().collectives[1].kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(z1.largest().collectives[1].total_bytes.count(), 13'125'000'000);
+}
+
+TEST(Analyze, Fp32MainGradsGoToTheHostAsFp32UnderZeroOffload) {
+  // One GPU, 4 micro-batches: the host holds (4 + 12)Ψ = 120e9; each micro-batch's fp32 grads
+  // leave the device (4 x 4Ψ = 120e9) and the bf16 params come back once (2Ψ = 15e9).
+  TrainingSpec t = MakeTraining(1, 4);
+  t.main_grads_fp32 = true;
+  const Plan p = MustAnalyze("zero-7.5b", "zero-offload", {.dp = 1}, t, MakeCluster(1, 1));
+  EXPECT_EQ(p.largest().memory.params.count(), 15'000'000'000);
+  EXPECT_EQ(p.largest().memory.offloaded_host.count(), 120'000'000'000);
+  EXPECT_EQ(p.largest().copy_bytes.count(), 135'000'000'000);
+}
+
 TEST(Analyze, Zero3AtEightDevicesHoldsEightTimesLessAndMovesOnePointFiveTimesMore) {
   const Plan ddp = MustAnalyze("zero-7.5b", "ddp", {.dp = 8}, MakeTraining(1, 8), MakeCluster(1));
   const Plan z3 = MustAnalyze("zero-7.5b", "zero3", {.dp = 8}, MakeTraining(1, 8), MakeCluster(1));

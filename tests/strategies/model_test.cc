@@ -88,6 +88,23 @@ TEST(BytesPerParameter, MixedPrecisionKValues) {
   EXPECT_EQ(BytesPerParameter(t).optimizer, 8);
 }
 
+TEST(BytesPerParameter, Fp32MainGradsAreFourBytes) {
+  // Megatron Core's distributed optimizer guide (docs.nvidia.com/megatron-core/developer-guide/
+  // latest/distrib_optimizer.html, table of bytes per parameter), row "float16 param, fp32
+  // grads": 18 without the distributed optimizer = 2 (bf16 param) + 4 (fp32 grad) + 12 (fp32
+  // main param, Adam momentum and variance). Only the gradient changes.
+  TrainingSpec t;
+  t.main_grads_fp32 = true;
+  for (Precision p : {Precision::kBf16Mixed, Precision::kFp16Mixed, Precision::kFp8Mixed}) {
+    t.precision = p;
+    const StateBytes b = BytesPerParameter(t);
+    EXPECT_EQ(b.params, 2);
+    EXPECT_EQ(b.grads, 4);
+    EXPECT_EQ(b.optimizer, 12);
+    EXPECT_EQ(b.params + b.grads + b.optimizer, 18);
+  }
+}
+
 // Korthikanti et al. 2022 Table 2 with the 22B shape: s = 2048, b = 4, h = 6144, a = 64,
 // t = 8. s b h = 2048 x 4 x 6144 = 50,331,648; 5 a s^2 b = 5 x 64 x 2048^2 x 4 =
 // 5,368,709,120 (so 5as/h = 106.67).

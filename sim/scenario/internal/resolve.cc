@@ -901,6 +901,12 @@ class Resolver {
                                   : strategies::ContextParallelComm::kRing;
     t.sequence_parallel = tr.has_sequence_parallel() && tr.sequence_parallel();
     t.flash_attention = tr.has_flash_attention() && tr.flash_attention();
+    t.main_grads_fp32 = tr.has_main_grads_fp32() && tr.main_grads_fp32();
+    if (t.main_grads_fp32 && t.precision == strategies::Precision::kBf16) {
+      problems_.Add("training.main_grads_fp32", "true",
+                    "needs a mixed precision (PRECISION_BF16_MIXED, PRECISION_FP16_MIXED or "
+                    "PRECISION_FP8_MIXED): pure PRECISION_BF16 keeps no fp32 state");
+    }
     t.virtual_stages = tr.has_virtual_stages() ? tr.virtual_stages() : 1;
     InRange("training.virtual_stages", t.virtual_stages, 1, 1024);
     t.micro_batch = tr.has_micro_batch() ? tr.micro_batch() : 1;
