@@ -45,8 +45,9 @@ std::optional<Bandwidth> Bisection(const Cluster& cluster, const TopologyStats& 
   Bandwidth through;
   const auto add_leaves = [&](int64_t ports, int leaves) {
     for (int l = 0; l < leaves; ++l) {
+      // Zero on the empty leaves of a partly filled Clos pod.
       const int64_t used =
-          std::min<int64_t>(s.down_ports_per_leaf, ports - int64_t{l} * s.down_ports_per_leaf);
+          std::clamp<int64_t>(ports - int64_t{l} * s.down_ports_per_leaf, 0, s.down_ports_per_leaf);
       through += std::min(n.nic_bandwidth * static_cast<double>(used),
                           link_bw * static_cast<double>(s.up_ports_per_leaf));
     }

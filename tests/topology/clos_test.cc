@@ -1,11 +1,14 @@
 // The three-tier Clos builder (FabricKind::kClos): switch and link counts, where NICs attach,
 // the bandwidth each tier passes up, routes inside and between pods, and the refusals of each
 // field. Every expected count is derived in a comment from the rules in topology/build.cc.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 
 #include "test_clusters.h"
+#include "topology/dot.h"
 #include "topology/routing.h"
 #include "topology/summary.h"
 
@@ -130,6 +133,28 @@ TEST(Clos, RoutesCrossACoreOnlyBetweenPodsAndThereRunAtOneOverTheOversubscriptio
   EXPECT_EQ(c.vertex(c.link(across->links[8]).to).name, "node4/pcie5");
 }
 
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Clos, DotDrawsCoresAboveSpinesAboveLeavesWithParallelCablesFolded) {
+  // Node level: one edge per switch pair, its cables counted. Leaf-spine: 12 leaves x 4
+  // spines of their pod, 2 cables of 50 GB/s each; spine-core: 12 spines x the 2 cores of
+  // their plane, 4 cables of 50 / 4 = 12.5 GB/s each. The later-built switch (the higher
+  // tier) is the tail, so `dot` ranks cores on top.
+  Cluster c = MustBuild(SmallClos());
+  std::ostringstream out;
+  WriteReadableDot(c, out, DotLevel::kNode);
+  const std::string dot = out.str();
+  EXPECT_EQ(Count(dot, "tooltip=\"2 x fabric 50.00 GB/s\""), 48);
+  EXPECT_EQ(Count(dot, "tooltip=\"4 x fabric 12.50 GB/s\""), 24);
+  const std::string core = fmt::format("v{}", V(c, "plane1/core0").value);
+  const std::string spine = fmt::format("v{}", V(c, "pod2/spine1").value);
+  EXPECT_NE(dot.find("  " + core + " -> " + spine + " "), std::string::npos);
+}
+
 TEST(Clos, OnePodHasNoCores) {
   // 4 nodes in pods of 8: a single (partly filled, pod of min(8, 4) = 4 nodes) pod, so the
   // spines are the top tier: 4 leaves, 4 spines, no cores and no spine uplinks.
@@ -145,6 +170,12 @@ TEST(Clos, LastPodMayBePartlyFilled) {
   EXPECT_EQ(c.fabric_shape().pods, 3);
   EXPECT_EQ(c.num_vertices(), 10 * 27 + 32);
   EXPECT_EQ(c.num_gpus(), 80);
+  // Bisection, non-blocking between pods (B = 50 GB/s): pods 0 and 1 pass min(32 B, spines'
+  // 4 x 8 x B = 32 B) each; pod 2 has 16 ports on leaves 0 and 1 (8 B each), its leaves 2 and
+  // 3 empty: min(16 B, 32 B). min(80 NICs x B, 80 B) / 2 = 40 B = 2000 GB/s.
+  const TopologyStats st = ComputeTopologyStats(MustBuild(SmallClos(10, 4, 1.0)));
+  ASSERT_TRUE(st.bisection.has_value());
+  EXPECT_DOUBLE_EQ(st.bisection->bytes_per_second(), 2000e9);
 }
 
 std::string BuildError(const ClusterSpec& spec) {
