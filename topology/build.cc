@@ -30,6 +30,24 @@
 // Rail-optimized (kRailOptimized): rails R = nics; NIC j of every node goes to rail j's
 //   leaves, node n to leaf floor(n / d) of its rail (leaves per rail Lr = ceil(nodes / d));
 //   the R * Lr leaves join through spines sized by the same rule (R * Lr <= k).
+// Three-tier Clos (kClos), the fabric of Meta's Llama 3 clusters (Llama 3 paper, arXiv
+//   2407.21783, section 3.3.1: racks under ToR switches, 3,072-GPU pods of full bisection,
+//   pods joined by aggregation switches at 1:7): pods of P = pod_nodes nodes (the last may be
+//   partly filled), each a two-level fat tree as above (NIC ports fill the pod's Lp =
+//   ceil(P * nics / d) leaves in order; leaves of every pod cabled for u uplinks) whose
+//   spines are the pod's middle tier. A spine splits its radix evenly, s = floor(k / 2) ports
+//   down and s up, as in the k-ary three-tier fat tree of Al-Fares et al. (SIGCOMM 2008);
+//   spines per pod Sp = the smallest divisor of u with Sp * s >= Lp * u (so Lp <= s). Core
+//   tier: spine j of every pod goes to plane j, whose Cp cores (the smallest divisor of s with
+//   Cp * k >= pods * s, so pods <= k) each take s / Cp parallel cables from every spine of
+//   the plane; cores = Sp * Cp, none when there is one pod. Oversubscription between pods is
+//   carried as bandwidth: every spine-core cable carries link_bw / pod_oversubscription. That
+//   is the aggregate of a spine with 1/o as many full-speed uplinks, shared evenly by the
+//   flows that cross (what a pod sees under a data-parallel all-reduce across pods), and
+//   unlike fewer cables it is seen by the contention-free analytic network model too (which
+//   times each flow alone); the cost is that a lone cross-pod flow gets 1/o of a cable.
+//   The even spine split budgets ports conservatively: a physical 7:1 spine of radix 64 has
+//   56 down ports, not 32.
 // Explicit (kExplicit): vertices and links as written; the node count is 1 + the largest
 //   vertex node; capacities come from spec.node (GPU HBM, host memory, NVMe).
 //
@@ -176,7 +194,18 @@ LeafPorts ValidateFabricFields(const ClusterSpec& spec, ErrorList& errors) {
                "must be >= 1 when nodes > 1 (the nodes need a scale-out network)");
   }
   LeafPorts ports;
-  if (f.kind != FabricKind::kFatTree && f.kind != FabricKind::kRailOptimized) return ports;
+  if (f.kind != FabricKind::kFatTree && f.kind != FabricKind::kRailOptimized &&
+      f.kind != FabricKind::kClos) {
+    return ports;
+  }
+  if (f.kind == FabricKind::kClos) {
+    CheckIntRange(errors, "cluster.fabric.pod_nodes", f.pod_nodes, 1, kMaxNodes);
+    const double po = f.pod_oversubscription;
+    if (!Finite(po) || po < 1) {
+      errors.Add("cluster.fabric.pod_oversubscription", fmt::format("{}", po),
+                 "must be >= 1 (1 = non-blocking between pods, 7 = 7:1 down:up at the spines)");
+    }
+  }
   CheckIntRange(errors, "cluster.fabric.switch_radix", f.switch_radix, 2, 65'536);
   CheckBandwidth(errors, "cluster.fabric.link_bandwidth", f.link_bandwidth, true);
   CheckLatency(errors, "cluster.fabric.switch_latency", f.switch_latency);
@@ -247,6 +276,50 @@ bool ShapeTwoLevelFabric(const ClusterSpec& spec, LeafPorts ports, ErrorList& er
   return true;
 }
 
+// The pods, leaves, spines and cores of a three-tier Clos (see the file comment); false,
+// with an error naming the field to change, when they do not fit radix-port switches.
+bool ShapeClos(const ClusterSpec& spec, LeafPorts ports, ErrorList& errors, FabricShape* shape) {
+  const FabricSpec& f = spec.fabric;
+  const int64_t nics = spec.node.nics;
+  const int64_t radix = f.switch_radix;
+  const int64_t d = ports.down;
+  const int64_t s = radix / 2;
+  if (nics == 0) return true;  // one node without NICs: nothing to cable
+  const int64_t pod_nodes = std::min<int64_t>(f.pod_nodes, spec.nodes);
+  const int64_t leaves_per_pod = (pod_nodes * nics + d - 1) / d;
+  const int64_t pods = (int64_t{spec.nodes} + pod_nodes - 1) / pod_nodes;
+  if (leaves_per_pod > s) {
+    errors.Add("cluster.fabric.pod_nodes", std::to_string(f.pod_nodes),
+               fmt::format("a pod of {} nodes x {} NICs needs {} leaves of {} down ports, but a "
+                           "radix-{} spine has {} down ports; at most {} nodes per pod fit",
+                           pod_nodes, nics, leaves_per_pod, d, radix, s, s * d / nics));
+    return false;
+  }
+  if (pods > radix) {
+    errors.Add("cluster.nodes", std::to_string(spec.nodes),
+               fmt::format("{} nodes in pods of {} make {} pods, but a radix-{} core switch "
+                           "joins at most {} pods; at most {} nodes fit; raise "
+                           "cluster.fabric.pod_nodes or switch_radix",
+                           spec.nodes, pod_nodes, pods, radix, radix, radix * pod_nodes));
+    return false;
+  }
+  shape->pods = static_cast<int>(pods);
+  shape->leaves_per_pod = static_cast<int>(leaves_per_pod);
+  shape->leaves = static_cast<int>(pods * leaves_per_pod);
+  shape->down_ports_per_leaf = static_cast<int>(d);
+  shape->up_ports_per_leaf = static_cast<int>(ports.up);
+  shape->spines_per_pod = SpineCount(leaves_per_pod, ports.up, s);
+  shape->spines = static_cast<int>(pods) * shape->spines_per_pod;
+  shape->links_per_leaf_spine = static_cast<int>(ports.up / shape->spines_per_pod);
+  shape->spine_ports = static_cast<int>(s);
+  if (pods > 1) {
+    shape->cores_per_plane = SpineCount(pods, s, radix);
+    shape->cores = shape->spines_per_pod * shape->cores_per_plane;
+    shape->links_per_spine_core = static_cast<int>(s / shape->cores_per_plane);
+  }
+  return true;
+}
+
 // Validates the fabric fields and the cluster size; fills `plan` when they are valid.
 void PlanFabric(const ClusterSpec& spec, ErrorList& errors, FabricPlan* plan) {
   const NodeSpec& n = spec.node;
@@ -255,8 +328,9 @@ void PlanFabric(const ClusterSpec& spec, ErrorList& errors, FabricPlan* plan) {
   if (errors.size() != errors_before || n.gpus < 1 || n.nics < 0 || n.pcie_switches < 1) return;
 
   // Per-node counts; all products in int64 (each factor is already bounded above).
-  const bool multi_level =
-      spec.fabric.kind == FabricKind::kFatTree || spec.fabric.kind == FabricKind::kRailOptimized;
+  const bool clos = spec.fabric.kind == FabricKind::kClos;
+  const bool multi_level = clos || spec.fabric.kind == FabricKind::kFatTree ||
+                           spec.fabric.kind == FabricKind::kRailOptimized;
   const int64_t nodes = spec.nodes;
   const bool plane = n.nvlink_bandwidth.bytes_per_second() > 0 && n.gpus >= 2;
   const bool has_nvme = n.nvme_capacity > Bytes::Zero();
@@ -265,10 +339,15 @@ void PlanFabric(const ClusterSpec& spec, ErrorList& errors, FabricPlan* plan) {
   const int64_t node_cables = (plane ? n.gpus : 0) + n.gpus + n.nics + n.pcie_switches +
                               (has_nvme ? 1 : 0) + (multi_level ? n.nics : 0);
   FabricShape shape;
-  if (multi_level && !ShapeTwoLevelFabric(spec, ports, errors, &shape)) return;
+  if (clos ? !ShapeClos(spec, ports, errors, &shape)
+           : multi_level && !ShapeTwoLevelFabric(spec, ports, errors, &shape)) {
+    return;
+  }
   plan->shape = shape;
-  plan->vertices = nodes * node_vertices + shape.leaves + shape.spines;
-  plan->links = 2 * (nodes * node_cables + int64_t{shape.leaves} * shape.up_ports_per_leaf);
+  plan->vertices = nodes * node_vertices + shape.leaves + shape.spines + shape.cores;
+  const int64_t spine_core_cables = shape.cores > 0 ? int64_t{shape.spines} * shape.spine_ports : 0;
+  plan->links = 2 * (nodes * node_cables + int64_t{shape.leaves} * shape.up_ports_per_leaf +
+                     spine_core_cables);
   if (plan->vertices > kMaxVertices) {
     errors.Add("cluster.nodes", std::to_string(nodes),
                fmt::format("the graph would have {} vertices; at most {} are allowed",
@@ -366,6 +445,53 @@ void BuildFabric(const ClusterSpec& spec, const FabricShape& shape,
   }
 }
 
+// Adds the leaves, spines and cores of a three-tier Clos and cables them (file comment).
+void BuildClosFabric(const ClusterSpec& spec, const FabricShape& shape,
+                     const std::vector<VertexId>& nic_ids, ClusterData& g) {
+  const NodeSpec& n = spec.node;
+  const FabricSpec& f = spec.fabric;
+  const Bandwidth link_bw =
+      f.link_bandwidth.bytes_per_second() > 0 ? f.link_bandwidth : n.nic_bandwidth;
+  const int lp = shape.leaves_per_pod, sp = shape.spines_per_pod;
+  std::vector<VertexId> leaves(shape.leaves), spines(shape.spines), cores(shape.cores);
+  for (int l = 0; l < shape.leaves; ++l) {
+    leaves[l] = g.AddVertex(VertexKind::kSwitch, fmt::format("pod{}/leaf{}", l / lp, l % lp), -1, l,
+                            Bytes::Zero());
+  }
+  for (int s = 0; s < shape.spines; ++s) {
+    spines[s] = g.AddVertex(VertexKind::kSwitch, fmt::format("pod{}/spine{}", s / sp, s % sp), -1,
+                            s, Bytes::Zero());
+  }
+  for (int c = 0; c < shape.cores; ++c) {
+    cores[c] = g.AddVertex(
+        VertexKind::kSwitch,
+        fmt::format("plane{}/core{}", c / shape.cores_per_plane, c % shape.cores_per_plane), -1, c,
+        Bytes::Zero());
+  }
+  const int64_t pod_ports = int64_t{std::min(f.pod_nodes, spec.nodes)} * n.nics;
+  for (size_t k = 0; k < nic_ids.size(); ++k) {
+    const int64_t pod = static_cast<int64_t>(k) / pod_ports;
+    const int64_t leaf =
+        pod * lp + (static_cast<int64_t>(k) - pod * pod_ports) / shape.down_ports_per_leaf;
+    g.AddDuplex(nic_ids[k], leaves[leaf], LinkKind::kNetwork, n.nic_bandwidth, n.nic_latency);
+  }
+  const auto cable = [&](VertexId a, VertexId b, int count, Bandwidth bw) {
+    for (int c = 0; c < count; ++c) g.AddDuplex(a, b, LinkKind::kFabric, bw, f.switch_latency);
+  };
+  for (int l = 0; l < shape.leaves; ++l) {
+    for (int s = 0; s < sp; ++s) {
+      cable(leaves[l], spines[(l / lp) * sp + s], shape.links_per_leaf_spine, link_bw);
+    }
+  }
+  const Bandwidth core_bw = link_bw / f.pod_oversubscription;
+  for (int s = 0; s < shape.spines && shape.cores > 0; ++s) {
+    for (int c = 0; c < shape.cores_per_plane; ++c) {
+      cable(spines[s], cores[(s % sp) * shape.cores_per_plane + c], shape.links_per_spine_core,
+            core_bw);
+    }
+  }
+}
+
 // Reachability (see the file comment). `path` prefixes the messages.
 void CheckReachability(const ClusterData& g, const std::string& path, ErrorList& errors) {
   if (g.gpus.empty()) return;
@@ -438,6 +564,8 @@ StatusOr<Cluster> BuildGenerated(const ClusterSpec& spec) {
           return rail * per_rail + node / d;
         },
         *data);
+  } else if (spec.fabric.kind == FabricKind::kClos) {
+    BuildClosFabric(spec, shape, nic_ids, *data);
   }
   data->Finalize();
   CheckReachability(*data, "cluster", errors);

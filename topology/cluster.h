@@ -75,6 +75,14 @@ struct FabricShape {
   int links_per_leaf_spine = 0;  // u / spines parallel cables between a leaf and a spine
   int rails = 0;                 // rail-optimized only: NICs per node
   int leaves_per_rail = 0;       // rail-optimized only
+  // Three-tier Clos only (leaves and spines above count every pod's).
+  int pods = 0;
+  int leaves_per_pod = 0;
+  int spines_per_pod = 0;        // spine s of every pod joins core plane s
+  int spine_ports = 0;           // down ports of a spine = up ports = radix / 2
+  int cores_per_plane = 0;       // zero when there is a single pod
+  int cores = 0;                 // spines_per_pod x cores_per_plane
+  int links_per_spine_core = 0;  // spine_ports / cores_per_plane parallel cables
 };
 
 namespace internal {
@@ -148,6 +156,8 @@ inline constexpr int64_t kMaxLinks = 8'000'000;  // directed
 //   kFatTree        two-level leaf/spine; NIC ports fill leaves in order.
 //   kRailOptimized  NIC i of every node on rail i's leaves; all leaves joined by spines.
 //   kExplicit       spec.vertices and spec.links as written.
+//   kClos           pods of leaves and spines (NIC ports fill a pod's leaves in order);
+//                   spine s of every pod cabled to core plane s.
 // Complexity: O(V + E) after validation, which is itself O(V + E); a spec over the limits
 // above is refused in O(1) (plus O(size of spec.vertices/links) for explicit graphs).
 StatusOr<Cluster> BuildCluster(const ClusterSpec& spec);

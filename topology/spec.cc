@@ -31,6 +31,8 @@ const char* FabricKindName(FabricKind k) {
       return "rail_optimized";
     case FabricKind::kExplicit:
       return "explicit";
+    case FabricKind::kClos:
+      return "three_tier_clos";
   }
   return "unknown";
 }

@@ -112,6 +112,7 @@ enum class FabricKind {
   kFatTree,        // two-level leaf/spine; NICs of a node spread over leaves in order
   kRailOptimized,  // NIC i of every node goes to rail i's leaf; leaves joined by spines
   kExplicit,       // the scenario lists every vertex and link itself
+  kClos,           // three tiers: leaves and spines per pod, core switches between pods
 };
 const char* FabricKindName(FabricKind k);
 
@@ -124,6 +125,12 @@ struct FabricSpec {
   // Bandwidth of one switch port / cable; zero means "same as the node's NIC".
   Bandwidth link_bandwidth;
   Duration switch_latency;
+  // kClos only. Nodes per pod (a pod is a two-level leaf/spine fabric); >= 1. The last pod
+  // may be partly filled.
+  int pod_nodes = 0;
+  // kClos only. Pod down:up ratio at the spines, >= 1: every spine-core cable carries
+  // link_bandwidth / pod_oversubscription (build.cc says why bandwidth, not cable count).
+  double pod_oversubscription = 1.0;
 };
 
 // Kinds of vertices in the cluster graph.

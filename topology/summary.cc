@@ -26,6 +26,7 @@ std::optional<Bandwidth> Bisection(const Cluster& cluster, const TopologyStats& 
       return n.nvlink_bandwidth * static_cast<double>(n.gpus / 2);
     case FabricKind::kFatTree:
     case FabricKind::kRailOptimized:
+    case FabricKind::kClos:
       break;
   }
   if (spec.nodes == 1) {
@@ -44,14 +45,27 @@ std::optional<Bandwidth> Bisection(const Cluster& cluster, const TopologyStats& 
   Bandwidth through;
   const auto add_leaves = [&](int64_t ports, int leaves) {
     for (int l = 0; l < leaves; ++l) {
+      // Zero on the empty leaves of a partly filled Clos pod.
       const int64_t used =
-          std::min<int64_t>(s.down_ports_per_leaf, ports - int64_t{l} * s.down_ports_per_leaf);
+          std::clamp<int64_t>(ports - int64_t{l} * s.down_ports_per_leaf, 0, s.down_ports_per_leaf);
       through += std::min(n.nic_bandwidth * static_cast<double>(used),
                           link_bw * static_cast<double>(s.up_ports_per_leaf));
     }
   };
   if (s.rails > 0) {
     for (int r = 0; r < s.rails; ++r) add_leaves(spec.nodes, s.leaves_per_rail);
+  } else if (s.cores > 0) {
+    // Three-tier Clos: a pod passes min(what its leaves pass up, its spines' core uplinks).
+    const int64_t pod_ports = int64_t{std::min(spec.fabric.pod_nodes, spec.nodes)} * n.nics;
+    const Bandwidth pod_up = link_bw / spec.fabric.pod_oversubscription *
+                             static_cast<double>(int64_t{s.spines_per_pod} * s.spine_ports);
+    for (int p = 0; p < s.pods; ++p) {
+      const Bandwidth before = through;
+      through = Bandwidth();
+      add_leaves(std::min(pod_ports, int64_t{spec.nodes} * n.nics - p * pod_ports),
+                 s.leaves_per_pod);
+      through = before + std::min(through, pod_up);
+    }
   } else {
     add_leaves(int64_t{spec.nodes} * n.nics, s.leaves);
   }
@@ -130,6 +144,13 @@ std::string FormatTopologySummary(const Cluster& cluster) {
                     s.spines == 1 ? "spine" : "spines", s.down_ports_per_leaf, s.up_ports_per_leaf);
     if (s.spines > 0) out += fmt::format(", {} cables per leaf-spine pair", s.links_per_leaf_spine);
     out += '\n';
+    if (s.pods > 0) {
+      out += fmt::format(
+          "pods: {} x ({} leaves, {} spines); {} cores ({} planes x {}), {} cables "
+          "per spine-core pair at 1/{} bandwidth\n",
+          s.pods, s.leaves_per_pod, s.spines_per_pod, s.cores, s.spines_per_pod, s.cores_per_plane,
+          s.links_per_spine_core, cluster.spec().fabric.pod_oversubscription);
+    }
   }
   out += fmt::format("per-GPU injection: scale-up {} (NVLink), scale-out {} (network)\n",
                      ToString(st.scale_up_per_gpu), ToString(st.scale_out_per_gpu));

@@ -157,7 +157,8 @@ TEST(ScenarioOverride, UnknownFieldListsTheValidNamesAtThatLevel) {
 TEST(ScenarioOverride, AMessageIsNotAScalar) {
   EXPECT_EQ(OverrideError("cluster.fabric", "3"),
             "cluster.fabric: cluster.fabric is a message, not a scalar; set one of its fields: "
-            "kind, switch_radix, oversubscription, link_bandwidth, switch_latency");
+            "kind, switch_radix, oversubscription, link_bandwidth, switch_latency, pod_nodes, "
+            "pod_oversubscription");
 }
 
 TEST(ScenarioOverride, AScalarHasNoSubfields) {

@@ -514,6 +514,36 @@ class Resolver {
     }
   }
 
+  // The three-tier Clos fields: required and range-checked for that kind, refused on others
+  // (the capacity checks are BuildCluster's).
+  void ResolveClosFields(const pb::Fabric& f, topology::FabricSpec& fabric) {
+    const std::string fp = "cluster.fabric.";
+    if (fabric.kind != topology::FabricKind::kClos) {
+      for (const auto& [field, set] :
+           {std::pair{"pod_nodes", f.has_pod_nodes()},
+            std::pair{"pod_oversubscription", f.has_pod_oversubscription()}}) {
+        if (set) {
+          problems_.Add(fp + field, "set",
+                        "only FABRIC_KIND_THREE_TIER_CLOS has pods; leave it unset or set "
+                        "cluster.fabric.kind: FABRIC_KIND_THREE_TIER_CLOS");
+        }
+      }
+      return;
+    }
+    if (!f.has_pod_nodes()) {
+      problems_.Add(fp + "pod_nodes", "unset",
+                    "FABRIC_KIND_THREE_TIER_CLOS needs the nodes per pod, 1 to 65536");
+    } else {
+      fabric.pod_nodes = f.pod_nodes();
+      InRange(fp + "pod_nodes", fabric.pod_nodes, 1, 65536);
+    }
+    fabric.pod_oversubscription = f.has_pod_oversubscription() ? f.pod_oversubscription() : 1.0;
+    if (!(fabric.pod_oversubscription >= 1.0) || !std::isfinite(fabric.pod_oversubscription)) {
+      problems_.Add(fp + "pod_oversubscription", fmt::format("{}", fabric.pod_oversubscription),
+                    "must be at least 1 (1 = non-blocking between pods, 7 = 7:1 down:up)");
+    }
+  }
+
   void ResolveFabric(bool nodes_ok) {
     const pb::Cluster& c = doc_.cluster();
     const pb::Fabric& f = c.fabric();
@@ -539,6 +569,9 @@ class Resolver {
       case pb::FABRIC_KIND_EXPLICIT:
         fabric.kind = topology::FabricKind::kExplicit;
         break;
+      case pb::FABRIC_KIND_THREE_TIER_CLOS:
+        fabric.kind = topology::FabricKind::kClos;
+        break;
       default:  // FABRIC_KIND_UNSPECIFIED, or a number outside the enum from JSON
         fabric.kind =
             nodes == 1 ? topology::FabricKind::kSingleNode : topology::FabricKind::kFatTree;
@@ -559,6 +592,7 @@ class Resolver {
     }
     DurationField(fp + "switch_latency", f.has_switch_latency(), f.switch_latency(),
                   &fabric.switch_latency);
+    ResolveClosFields(f, fabric);
 
     bool is_explicit = fabric.kind == topology::FabricKind::kExplicit;
     if (!is_explicit) {
