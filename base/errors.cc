@@ -1,5 +1,7 @@
 #include "base/errors.h"
 
+#include <algorithm>
+
 namespace placesim {
 
 void ErrorList::Add(std::string_view path, std::string_view value, std::string_view rule) {
@@ -36,9 +38,13 @@ void ErrorList::AddStatus(std::string_view path, const Status& status) {
 Status ErrorList::ToStatus() const {
   if (lines_.empty()) return OkStatus();
   std::string msg;
-  for (size_t i = 0; i < lines_.size(); ++i) {
+  const size_t shown = std::min(lines_.size(), kMaxShownLines);
+  for (size_t i = 0; i < shown; ++i) {
     if (i) msg += '\n';
     msg += lines_[i];
+  }
+  if (shown < lines_.size()) {
+    msg += "\n... and " + std::to_string(lines_.size() - shown) + " more problems";
   }
   return InvalidArgumentError(std::move(msg));
 }

@@ -26,8 +26,11 @@ class ErrorList {
   size_t size() const { return lines_.size(); }
   const std::vector<std::string>& lines() const { return lines_; }
 
-  // OK when empty; otherwise kInvalidArgument whose message is one problem per line.
+  // OK when empty; otherwise kInvalidArgument whose message is one problem per line: the
+  // first kMaxShownLines, then "... and N more problems", so that a file with a million bad
+  // entries gets a message a person can read.
   Status ToStatus() const;
+  static constexpr size_t kMaxShownLines = 50;
 
  private:
   std::vector<std::string> lines_;

@@ -14,6 +14,12 @@
 //   Power     double watts.
 //   Energy    double joules.
 //
+// Overflow rule: Bytes and Duration arithmetic never wraps. A sum, difference or product
+// that does not fit in int64 gives Bytes::Overflow() / Duration::Max(), and any operation on
+// such a value gives it again (it is sticky, like a NaN), so a model that computes an
+// impossible size carries the mark to its result, where overflowed() tells it apart and the
+// caller names the inputs that scaled it (strategies' Analyze, sim/scenario's size checks).
+//
 // Rounding rule (the only one): a conversion from a real-valued quantity to a Duration
 // rounds *up* to the next whole picosecond, so any non-zero transfer or computation takes at
 // least 1 ps and time never runs backwards; results beyond the range saturate at
@@ -48,6 +54,20 @@ constexpr int64_t CeilToInt64(double x) {
   int64_t t = static_cast<int64_t>(x);
   return static_cast<double>(t) < x ? t + 1 : t;
 }
+inline constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+// a + b, a - b, a * b, or kSaturated when either is kSaturated or the result does not fit.
+constexpr int64_t AddSat(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a == kSaturated || b == kSaturated || __builtin_add_overflow(a, b, &r) ? kSaturated : r;
+}
+constexpr int64_t SubSat(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a == kSaturated || b == kSaturated || __builtin_sub_overflow(a, b, &r) ? kSaturated : r;
+}
+constexpr int64_t MulSat(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return a == kSaturated || b == kSaturated || __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
+}
 }  // namespace units_internal
 
 // ---------------------------------------------------------------------------------------------
@@ -56,35 +76,48 @@ class Bytes {
   constexpr Bytes() = default;
   static constexpr Bytes Count(int64_t n) { return Bytes(n); }
   static constexpr Bytes Zero() { return Bytes(0); }
+  // The result of arithmetic that did not fit (see the overflow rule); compares greatest.
+  static constexpr Bytes Overflow() { return Bytes(units_internal::kSaturated); }
 
   constexpr int64_t count() const { return n_; }
+  constexpr bool overflowed() const { return n_ == units_internal::kSaturated; }
   constexpr double ToGB() const { return static_cast<double>(n_) / 1e9; }
   constexpr double ToGiB() const { return static_cast<double>(n_) / (1024.0 * 1024 * 1024); }
   constexpr double ToMB() const { return static_cast<double>(n_) / 1e6; }
 
   constexpr Bytes& operator+=(Bytes o) {
-    n_ += o.n_;
+    n_ = units_internal::AddSat(n_, o.n_);
     return *this;
   }
   constexpr Bytes& operator-=(Bytes o) {
-    n_ -= o.n_;
+    n_ = units_internal::SubSat(n_, o.n_);
     return *this;
   }
-  friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes(a.n_ + b.n_); }
-  friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes(a.n_ - b.n_); }
-  friend constexpr Bytes operator*(Bytes a, int64_t k) { return Bytes(a.n_ * k); }
-  friend constexpr Bytes operator*(int64_t k, Bytes a) { return Bytes(a.n_ * k); }
+  friend constexpr Bytes operator+(Bytes a, Bytes b) {
+    return Bytes(units_internal::AddSat(a.n_, b.n_));
+  }
+  friend constexpr Bytes operator-(Bytes a, Bytes b) {
+    return Bytes(units_internal::SubSat(a.n_, b.n_));
+  }
+  friend constexpr Bytes operator*(Bytes a, int64_t k) {
+    return Bytes(units_internal::MulSat(a.n_, k));
+  }
+  friend constexpr Bytes operator*(int64_t k, Bytes a) { return a * k; }
   // Integer division truncates (a shard of s over N devices holds floor(s/N) bytes; callers
-  // that need the ceiling use DivCeil).
-  friend constexpr Bytes operator/(Bytes a, int64_t k) { return Bytes(a.n_ / k); }
-  friend constexpr Bytes DivCeil(Bytes a, int64_t k) { return Bytes((a.n_ + k - 1) / k); }
+  // that need the ceiling use DivCeil). REQUIRES: k > 0.
+  friend constexpr Bytes operator/(Bytes a, int64_t k) {
+    return a.overflowed() ? a : Bytes(a.n_ / k);
+  }
+  friend constexpr Bytes DivCeil(Bytes a, int64_t k) {
+    return a.overflowed() ? a : Bytes(a.n_ / k + (a.n_ % k > 0 ? 1 : 0));
+  }
   // Dimensionless ratio.
   friend constexpr double operator/(Bytes a, Bytes b) {
     return static_cast<double>(a.n_) / static_cast<double>(b.n_);
   }
   // Scales by a real factor, rounding to the nearest byte.
   friend constexpr Bytes Scale(Bytes a, double f) {
-    return Bytes(units_internal::RoundToInt64(static_cast<double>(a.n_) * f));
+    return a.overflowed() ? a : Bytes(units_internal::RoundToInt64(static_cast<double>(a.n_) * f));
   }
   friend constexpr auto operator<=>(Bytes, Bytes) = default;
 
@@ -126,18 +159,27 @@ class Duration {
   constexpr double ToMicroseconds() const { return static_cast<double>(ps_) * 1e-6; }
   constexpr double ToNanoseconds() const { return static_cast<double>(ps_) * 1e-3; }
 
+  // Max() is also what arithmetic that does not fit gives (see the overflow rule).
+  constexpr bool overflowed() const { return ps_ == units_internal::kSaturated; }
+
   constexpr Duration& operator+=(Duration o) {
-    ps_ += o.ps_;
+    ps_ = units_internal::AddSat(ps_, o.ps_);
     return *this;
   }
   constexpr Duration& operator-=(Duration o) {
-    ps_ -= o.ps_;
+    ps_ = units_internal::SubSat(ps_, o.ps_);
     return *this;
   }
-  friend constexpr Duration operator+(Duration a, Duration b) { return Duration(a.ps_ + b.ps_); }
-  friend constexpr Duration operator-(Duration a, Duration b) { return Duration(a.ps_ - b.ps_); }
-  friend constexpr Duration operator*(Duration a, int64_t k) { return Duration(a.ps_ * k); }
-  friend constexpr Duration operator*(int64_t k, Duration a) { return Duration(a.ps_ * k); }
+  friend constexpr Duration operator+(Duration a, Duration b) {
+    return Duration(units_internal::AddSat(a.ps_, b.ps_));
+  }
+  friend constexpr Duration operator-(Duration a, Duration b) {
+    return Duration(units_internal::SubSat(a.ps_, b.ps_));
+  }
+  friend constexpr Duration operator*(Duration a, int64_t k) {
+    return Duration(units_internal::MulSat(a.ps_, k));
+  }
+  friend constexpr Duration operator*(int64_t k, Duration a) { return a * k; }
   friend constexpr double operator/(Duration a, Duration b) {
     return static_cast<double>(a.ps_) / static_cast<double>(b.ps_);
   }

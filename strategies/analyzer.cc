@@ -156,6 +156,8 @@ struct Context {
   int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, v = 1;
   bool arch = false;
   ParameterBreakdown params;  // arch only
+  // The layers of each stage's model chunks, [stage][chunk] (PipelineChunkLayers); arch only.
+  std::vector<std::vector<ChunkLayers>> chunks;
   StateBytes bpp;
   int64_t m = 1;        // micro-batches per step per dp rank
   int64_t s_local = 0;  // sequence length per cp rank
@@ -203,11 +205,13 @@ int64_t StageLayers(const Context& c, int i) {
   return l / c.pp + (i < l % c.pp ? 1 : 0);
 }
 
-// The first layer of pipeline stage `i`.
-int64_t StageFirstLayer(const Context& c, int i) {
-  int64_t first = 0;
-  for (int j = 0; j < i; ++j) first += StageLayers(c, j);
-  return first;
+// The dense layers of a heterogeneous MoE model that pipeline stage `i` holds, chunk by
+// chunk (an interleaved stage's layers are not contiguous).
+int64_t StageDenseLayers(const Context& c, int i) {
+  int64_t dense = 0;
+  for (const ChunkLayers& chunk : c.chunks[static_cast<size_t>(i)])
+    dense += DenseLayersIn(c.model->transformer, chunk.first, chunk.count);
+  return dense;
 }
 
 // Elements of one layer's dense part (tp-split and replicated) after tp: an MoE layer's
@@ -239,7 +243,7 @@ Slice ModelSlice(const Context& c, State s, int stage) {
   const int64_t layers = pp_split ? StageLayers(c, stage) : p.layers;
   // Heterogeneous MoE models: the stage's dense layers carry a dense MLP and no experts.
   const int64_t dense_layers =
-      DenseLayersIn(c.model->transformer, pp_split ? StageFirstLayer(c, stage) : 0, layers);
+      pp_split ? StageDenseLayers(c, stage) : DenseLayersIn(c.model->transformer, 0, layers);
   out.dense = (layers - dense_layers) * LayerDenseElements(p, tpd, false) +
               dense_layers * LayerDenseElements(p, tpd, true);
   if (first) out.dense += CeilDiv(p.embedding, tpd);  // vocab-parallel embedding
@@ -425,11 +429,12 @@ int64_t ChunksInFlight(const Context& c, int i) {
 // the output layer's buffers on its last); a backward first frees the output layer's
 // buffers, then holds what recompute rebuilds for its first layer beside everything still
 // kept, and at its end has freed the chunk. With p = 1 this is act + max(0, rebuilt - head).
-Bytes WalkedActivationPeak(const Context& c, int i, Bytes chunk_bytes, Bytes embedding, Bytes head,
-                           Bytes rebuilt) {
+Bytes WalkedActivationPeak(const Context& c, int i, Bytes act_per_layer, Bytes embedding,
+                           Bytes head, Bytes rebuilt) {
+  const std::vector<ChunkLayers>& chunks = c.chunks[static_cast<size_t>(i)];
   const auto kept = [&](int chunk) {
-    return chunk_bytes + (chunk == 0 ? embedding : Bytes::Zero()) +
-           (chunk == c.v - 1 ? head : Bytes::Zero());
+    return act_per_layer * chunks[static_cast<size_t>(chunk)].count +
+           (chunk == 0 ? embedding : Bytes::Zero()) + (chunk == c.v - 1 ? head : Bytes::Zero());
   };
   Bytes live, peak;
   const PipelineSchedule schedule = c.training->pipeline_schedule;
@@ -500,8 +505,7 @@ void AddActivations(const Context& c, int i, RankRole& role) {
     mem.activations = rebuilt;
   } else {
     const Bytes embedding = first ? Bytes::Count(CeilDiv(sbh, split)) : Bytes::Zero();
-    mem.activations =
-        WalkedActivationPeak(c, i, act_per_layer * layers_per_chunk, embedding, head, rebuilt);
+    mem.activations = WalkedActivationPeak(c, i, act_per_layer, embedding, head, rebuilt);
   }
 }
 
@@ -668,7 +672,7 @@ void AddExpertParallelCollectives(const Context& c, int i, const ActivationTraff
   const TransformerSpec& t = c.model->transformer;
   if (c.ep <= 1 || t.experts <= 1) return;
   // Only the stage's MoE layers dispatch (a heterogeneous model's dense layers do not).
-  const int64_t moe_layers = role.layers - DenseLayersIn(t, StageFirstLayer(c, i), role.layers);
+  const int64_t moe_layers = role.layers - StageDenseLayers(c, i);
   // The busiest rank's volume (dropless routing_imbalance): its exchanges pace the group.
   const Bytes tokens = Scale(Bytes::Count(CeilDiv(a.buffer.count(), c.sp ? c.tp : 1)),
                              MoeBusiestExpertMultiplier(t));
@@ -1151,33 +1155,34 @@ std::array<std::array<Placement, kNumStates>, topology::kNumAxes> EffectivePlace
   return placement;
 }
 
-// strategy.pipeline_stage_layers, when given: one positive entry per stage, summing to the
-// model's layers, and no interleaving.
+// strategy.pipeline_stage_layers, when given: one entry per stage, summing to the model's
+// layers, each at least one layer per model chunk (virtual_stages of them when interleaved).
 void ValidateStageLayers(const ModelSpec& model, const TrainingSpec& training,
                          const StrategySpec& strategy, ErrorList& errors) {
   const std::vector<int>& split = strategy.pipeline_stage_layers;
   if (split.empty()) return;
   const topology::MeshShape& mesh = strategy.mesh;
+  const int v = std::max(1, training.virtual_stages);
   int64_t sum = 0;
-  bool positive = true;
+  bool enough = true;
   for (int n : split) {
     sum += n;
-    positive &= n >= 1;
+    enough &= n >= v;
   }
   const std::string value = fmt::format("[{}]", fmt::join(split, ", "));
   if (static_cast<int64_t>(split.size()) != mesh.pp) {
     errors.Add("strategy.pipeline_stage_layers", value,
                fmt::format("must have pp = {} entries, one per stage", mesh.pp));
-  } else if (!positive) {
-    errors.Add("strategy.pipeline_stage_layers", value, "every stage needs at least 1 layer");
+  } else if (!enough) {
+    errors.Add("strategy.pipeline_stage_layers", value,
+               v == 1 ? std::string("every stage needs at least 1 layer")
+                      : fmt::format("every stage needs at least virtual_stages = {} layers, one "
+                                    "per model chunk",
+                                    v));
   } else if (model.has_architecture() && sum != model.transformer.layers) {
     errors.Add("strategy.pipeline_stage_layers", value,
                fmt::format("sums to {}; must sum to the model's {} layers", sum,
                            model.transformer.layers));
-  }
-  if (training.virtual_stages > 1) {
-    errors.Add("strategy.pipeline_stage_layers", value,
-               "an explicit split needs virtual_stages = 1");
   }
 }
 
@@ -1292,7 +1297,12 @@ Context MakeContext(const ModelSpec& model, const TrainingSpec& training,
   c.ep = mesh.ep;
   c.v = c.pp > 1 ? training.virtual_stages : 1;
   c.arch = model.has_architecture();
-  if (c.arch) c.params = CountParameters(model.transformer);
+  if (c.arch) {
+    c.params = CountParameters(model.transformer);
+    std::vector<int64_t> stage_layers;
+    for (int i = 0; i < c.pp; ++i) stage_layers.push_back(StageLayers(c, i));
+    c.chunks = PipelineChunkLayers(stage_layers, c.v);
+  }
   c.bpp = BytesPerParameter(training);
   c.m = std::max<int64_t>(1, training.global_batch / (training.micro_batch * c.dp));
   c.s_local = c.arch ? CeilDiv(model.transformer.seq_len, c.cp) : 0;
@@ -1392,6 +1402,38 @@ void BuildRoles(const Context& c, Plan& plan) {
   }
 }
 
+// Byte counts are saturating (base/units.h): one that reached Bytes::Overflow() came from
+// inputs whose product leaves int64. Names the figure and the fields it grows with.
+Status CheckSizesFit(const Plan& plan) {
+  constexpr const char* kActivationFields =
+      "model.seq_len, training.micro_batch, model.hidden, model.layers";
+  for (const RankRole& r : plan.roles) {
+    const MemoryBreakdown& m = r.memory;
+    const std::pair<const char*, Bytes> memory[] = {
+        {"params (model.layers, model.hidden, model.vocab, model.experts)", m.params},
+        {"grads (model.layers, model.hidden, model.vocab, model.experts)", m.grads},
+        {"optimizer (model.layers, model.hidden, model.vocab, model.experts)", m.optimizer},
+        {"activations", m.activations},
+        {"gather buffers (model.hidden, model.ffn_hidden, strategy.layers_per_unit)",
+         m.gather_buffers},
+        {"total", m.total}};
+    for (const auto& [what, bytes] : memory) {
+      if (!bytes.overflowed()) continue;
+      return InvalidArgumentError(
+          fmt::format("memory per device ({}): {} exceeds 2^63 bytes; it grows with {}", r.name,
+                      what, kActivationFields));
+    }
+    for (const Collective& c : r.collectives) {
+      if (!c.total_bytes.overflowed() && !c.bytes_per_call.overflowed()) continue;
+      return InvalidArgumentError(fmt::format(
+          "communication per device per step ({}): {} over {} exceeds 2^63 bytes; it grows "
+          "with training.global_batch, {}, model.capacity_factor and model.top_k",
+          r.name, CollectiveKindName(c.kind), AxisName(c.axis), kActivationFields));
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
@@ -1404,6 +1446,7 @@ StatusOr<Plan> Analyze(const ModelSpec& model, const TrainingSpec& training,
   CheckPlacement(c, plan);
   CheckComposition(c, plan);
   CheckCapacities(c, plan);
+  RETURN_IF_ERROR(CheckSizesFit(plan));
   return plan;
 }
 

@@ -88,4 +88,28 @@ int64_t PipelinePeakHorizon(PipelineSchedule schedule, int p, int v, int64_t m, 
   return std::min(total, InterleavedWarmup(p, v, m, stage) + 4 * int64_t{p} * v + 2);
 }
 
+std::vector<std::vector<ChunkLayers>> PipelineChunkLayers(const std::vector<int64_t>& stage_layers,
+                                                          int v) {
+  const size_t p = stage_layers.size();
+  std::vector<std::vector<ChunkLayers>> out(p, std::vector<ChunkLayers>(static_cast<size_t>(v)));
+  for (size_t i = 0; i < p; ++i) {
+    const int64_t n = stage_layers[i];
+    const int64_t extra = n % v;
+    for (int c = 0; c < v; ++c) {
+      // Stage 0 gives its left-over layers to its last chunks, the others to their first.
+      const bool more = i == 0 ? c >= v - extra : c < extra;
+      out[i][static_cast<size_t>(c)].count = n / v + (more ? 1 : 0);
+    }
+  }
+  int64_t next = 0;
+  for (int c = 0; c < v; ++c) {
+    for (size_t i = 0; i < p; ++i) {
+      ChunkLayers& chunk = out[i][static_cast<size_t>(c)];
+      chunk.first = next;
+      next += chunk.count;
+    }
+  }
+  return out;
+}
+
 }  // namespace placesim::strategies

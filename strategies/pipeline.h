@@ -44,6 +44,29 @@ std::vector<PipelinePass> PipelineOrder(PipelineSchedule schedule, int p, int v,
 // instead of all 2 m v passes keeps the analyzer's cost independent of m.
 int64_t PipelinePeakHorizon(PipelineSchedule schedule, int p, int v, int64_t m, int stage);
 
+// The transformer layers of one model chunk (virtual stage) of a pipeline stage: layers
+// [first, first + count) of the model.
+struct ChunkLayers {
+  int64_t first = 0;
+  int64_t count = 0;
+
+  friend bool operator==(const ChunkLayers&, const ChunkLayers&) = default;
+};
+
+// How the layers of each stage (`stage_layers`, one entry per stage, first to last) are laid
+// out over its v model chunks; result[stage][chunk]. Chunk c of stage i is virtual stage
+// c p + i, and the virtual stages hold consecutive layers in that order (Megatron-LM's
+// interleaved assignment; with v = 1, stage i holds the layers after those of stages < i).
+// A stage's n layers give each chunk n / v; the n mod v left over go one each to the last
+// chunks of the first stage and to the first chunks of every other stage, so the chunk that
+// also runs the embedding (stage 0's first) and the one that runs the output layer (stage
+// p - 1's last) are the lighter ones, as Llama 3's uneven stages make them (Llama Team 2024,
+// Section 3.3.2). When v divides every stage's count this is Megatron-LM's even split of
+// each stage over its chunks.
+// REQUIRES: v >= 1, every entry >= 0. O(p v).
+std::vector<std::vector<ChunkLayers>> PipelineChunkLayers(const std::vector<int64_t>& stage_layers,
+                                                          int v);
+
 }  // namespace placesim::strategies
 
 #endif  // PLACESIM_STRATEGIES_PIPELINE_H_

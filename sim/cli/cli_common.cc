@@ -28,6 +28,33 @@ std::vector<std::string> LongOptionNames(const po::options_description& desc) {
   return names;
 }
 
+namespace {
+
+// The first positional argument past what `pos` takes: the one a user should remove.
+std::string ExtraPositional(const std::vector<std::string>& args,
+                            const po::options_description& desc,
+                            const po::positional_options_description& pos) {
+  try {
+    const po::parsed_options parsed =
+        po::command_line_parser(args).options(desc).allow_unregistered().run();
+    const std::vector<std::string> positional =
+        po::collect_unrecognized(parsed.options, po::include_positional);
+    const size_t taken = pos.max_total_count();
+    if (taken < positional.size()) return positional[taken];
+  } catch (const po::error&) {
+    // The first parse failed for this reason alone; nothing better to name.
+  }
+  return "?";
+}
+
+std::string DescribeArity(unsigned count) {
+  if (count == 0) return "the command takes no positional arguments";
+  return count == 1 ? "the command takes one positional argument"
+                    : "the command takes " + std::to_string(count) + " positional arguments";
+}
+
+}  // namespace
+
 bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
                const po::options_description& desc, const po::positional_options_description& pos,
                std::ostream& err, po::variables_map* vm) {
@@ -39,6 +66,11 @@ bool ParseArgs(const std::string& command, const std::vector<std::string>& args,
   } catch (const po::unknown_option& e) {
     err << "placesim " << command << ": " << e.what()
         << DidYouMean(e.get_option_name(), LongOptionNames(desc)) << "\n"
+        << "run `placesim " << command << " --help` for its options\n";
+    return false;
+  } catch (const po::too_many_positional_options_error&) {
+    err << "placesim " << command << ": unexpected argument \"" << ExtraPositional(args, desc, pos)
+        << "\" (" << DescribeArity(pos.max_total_count()) << ")\n"
         << "run `placesim " << command << " --help` for its options\n";
     return false;
   } catch (const po::error& e) {

@@ -31,6 +31,7 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/economics.h"
 #include "sim/report/html_report.h"
+#include "sim/study/json_input.h"
 #include "sim/study/merge.h"
 #include "sim/study/network_choice.h"
 #include "sim/study/sweep.h"
@@ -320,51 +321,119 @@ struct ShardFile {
   Json doc;
 };
 
-bool IsInteger(const Json& j, const char* key) {
-  return j.contains(key) && j[key].is_number_integer();
-}
-
-// True when `doc` has the shape of `placesim sweep --format json` that merging reads.
-bool IsSweepShard(const Json& doc) {
-  bool shaped = doc.value("kind", "") == kSweepKind && doc.value("version", 0) == kSweepVersion &&
-                doc.contains("fingerprint") && doc["fingerprint"].is_string() &&
-                IsInteger(doc, "total_points") && doc.contains("shard") &&
-                doc["shard"].is_object() && IsInteger(doc["shard"], "index") &&
-                IsInteger(doc["shard"], "count") && doc.contains("points") &&
-                doc["points"].is_array();
-  if (shaped) {
-    for (const auto& p : doc["points"]) shaped = shaped && p.is_object() && IsInteger(p, "index");
+// The economics keys the table and CSV print as numbers (EconomicsColumns).
+bool IsEconomicsFigure(std::string_view key) {
+  for (std::string_view figure :
+       {"time_to_train_s", "gpu_hours", "cost_usd", "energy_to_train_kwh", "co2_kg",
+        "cost_per_hour_usd", "energy_per_hour_kwh", "co2_kg_per_hour"}) {
+    if (key == figure) return true;
   }
-  return shaped;
+  return false;
 }
 
-// Reads every shard file; each unreadable or malformed one adds a line to `errors`.
+// Checks one point of a shard: every field the merge and its table and CSV read by name.
+void CheckPoint(const Json& p, const std::vector<Column>& metrics,
+                const std::vector<std::string>& fields, const std::string& file,
+                const std::string& at, ErrorList* errors) {
+  if (!p.is_object()) {
+    errors->AddLine(fmt::format("{}: {}: {}: must be an object", file, at, study::JsonTypeName(p)));
+    return;
+  }
+  study::JsonFields point(p, file, at, errors);
+  point.Integer("index");
+  point.String("status");
+  point.Scalar("error");
+  point.Object("economics", /*required=*/false);
+  for (const Column& m : metrics) {
+    if (m.key == "status") continue;  // a string, checked above
+    // Byte counts print as Bytes: an integer; the rest as whatever scalar they are.
+    if (m.key.ends_with("_bytes") || m.key == "comm_bytes_per_device_per_step") {
+      point.IntegerOrNull(m.key);
+    } else {
+      point.Scalar(m.key);
+    }
+  }
+  if (point.Object("values")) {
+    study::JsonFields values(p["values"], file, at + ".values", errors);
+    for (const std::string& f : fields) values.String(f);
+  }
+  if (const Json* e = Economics(p); e != nullptr && e->is_object()) {
+    for (const auto& [key, value] : e->items()) {
+      // The table and CSV read the figures of EconomicsColumns as numbers; flags such as
+      // tdp_bound are copied as they are.
+      if (!value.is_number() && !(value.is_primitive() && !IsEconomicsFigure(key))) {
+        errors->AddLine(fmt::format("{}: {}.economics.{}: {}: must be a number", file, at, key,
+                                    study::JsonTypeName(value)));
+      }
+    }
+  }
+}
+
+// Checks that `doc` has the shape of `placesim sweep --format json` in every field the merge
+// reads; each problem names its JSON path. Returns whether it has.
+bool CheckShard(const Json& doc, const std::string& file, ErrorList* errors) {
+  const size_t before = errors->size();
+  // Another document altogether gets one line, not one per field it lacks.
+  const auto kind = doc.find("kind");
+  if (kind == doc.end() || *kind != kSweepKind) {
+    errors->AddLine(fmt::format(
+        "{}: not the JSON of `placesim sweep --format json`: $.kind is {}, not \"{}\"", file,
+        kind == doc.end()   ? std::string("missing")
+        : kind->is_string() ? fmt::format("\"{:.40}\"", kind->get<std::string>())
+                            : study::JsonTypeName(*kind),
+        kSweepKind));
+    return false;
+  }
+  study::JsonFields top(doc, file, "$", errors);
+  top.Equals("version", int64_t{kSweepVersion});
+  top.String("fingerprint");
+  top.Integer("total_points");
+  top.String("mode", /*required=*/false);
+  // MetricColumns reads the mode; a mode that is not a string was reported just above.
+  const std::vector<Column> metrics =
+      MetricColumns(doc.contains("mode") && doc["mode"].is_string() ? doc : Json::object());
+  if (top.Object("shard")) {
+    study::JsonFields shard(doc["shard"], file, "$.shard", errors);
+    shard.Integer("index");
+    shard.Integer("count");
+  }
+  std::vector<std::string> fields;
+  if (top.Array("vary")) {
+    for (size_t i = 0; i < doc["vary"].size(); ++i) {
+      const Json& v = doc["vary"][i];
+      const std::string at = fmt::format("$.vary[{}]", i);
+      if (!v.is_object()) {
+        errors->AddLine(
+            fmt::format("{}: {}: {}: must be an object", file, at, study::JsonTypeName(v)));
+      } else if (study::JsonFields(v, file, at, errors).String("field")) {
+        fields.push_back(v["field"].get<std::string>());
+      }
+    }
+  }
+  if (top.Array("points")) {
+    for (size_t i = 0; i < doc["points"].size(); ++i) {
+      CheckPoint(doc["points"][i], metrics, fields, file, fmt::format("$.points[{}]", i), errors);
+    }
+  }
+  return errors->size() == before;
+}
+
+// Reads every shard file; each unreadable or malformed one adds lines to `errors`.
 std::vector<ShardFile> ReadShards(const std::vector<std::string>& files, ErrorList* errors) {
   std::vector<ShardFile> shards;
   for (const auto& path : files) {
-    // A directory opens as a stream and then throws on the first read.
-    std::error_code probe;
-    if (std::filesystem::is_directory(path, probe)) {
-      errors->AddLine(fmt::format("{}: is a directory, not a JSON file", path));
+    StatusOr<Json> doc = study::ReadJsonFile(path);
+    if (!doc.ok()) {
+      errors->AddLine(std::string(doc.status().message()));
       continue;
     }
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
-      errors->AddLine(fmt::format("{}: cannot read the file", path));
-      continue;
-    }
-    Json doc = Json::parse(f, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      errors->AddLine(fmt::format("{}: not valid JSON", path));
-      continue;
-    }
-    if (!IsSweepShard(doc)) {
+    if (!doc->is_object()) {
       errors->AddLine(fmt::format(
-          "{}: not the JSON of `placesim sweep --format json` (kind \"sweep\", version {})", path,
-          kSweepVersion));
+          "{}: {}: not the JSON of `placesim sweep --format json` (an object of kind \"sweep\")",
+          path, study::JsonTypeName(*doc)));
       continue;
     }
-    shards.push_back({path, std::move(doc)});
+    if (CheckShard(*doc, path, errors)) shards.push_back({path, *std::move(doc)});
   }
   return shards;
 }

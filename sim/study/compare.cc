@@ -10,18 +10,16 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include "base/errors.h"
 #include "base/status.h"
+#include "sim/study/json_input.h"
 
 namespace placesim::study {
 namespace {
@@ -37,6 +35,8 @@ MetricValue ValueOf(const Json& j) {
 // Appends every numeric or boolean leaf of `j` under `prefix`.
 void Flatten(const Json& j, const std::string& prefix, const std::string& leaf,
              std::vector<Metric>* out) {
+  // Past the limit the caller refuses the file; flattening more would only cost memory.
+  if (out->size() > kMaxResultMetrics) return;
   if (j.is_object()) {
     for (const auto& [key, value] : j.items()) {
       Flatten(value, prefix.empty() ? key : prefix + "." + key, key, out);
@@ -77,7 +77,9 @@ Status FlattenSweep(const Json& j, const std::string& path, std::vector<Metric>*
     // Matching key, then label: the label is what the report shows.
     std::string label = PointLabel(p["values"]);
     std::string key = PointKey(p["values"]);
-    out->push_back({key + "\x1d" + label + " ok", "ok", p.value("status", "") == "ok"});
+    const auto status = p.find("status");
+    const bool ok = status != p.end() && status->is_string() && status->get<std::string>() == "ok";
+    out->push_back({key + "\x1d" + label + " ok", "ok", ok});
     for (const auto& [name, value] : p.items()) {
       if (name == "index" || name == "values" || name == "status" || name == "error") continue;
       std::vector<Metric> leaves;
@@ -96,7 +98,8 @@ Status FlattenSweep(const Json& j, const std::string& path, std::vector<Metric>*
 void FlattenBenchmarks(const Json& j, std::vector<Metric>* out) {
   for (const auto& b : j["benchmarks"]) {
     if (!b.is_object() || !b.contains("name") || !b["name"].is_string()) continue;
-    if (b.value("run_type", "iteration") != "iteration") continue;
+    const auto run_type = b.find("run_type");
+    if (run_type != b.end() && *run_type != "iteration") continue;
     const std::string name = b["name"].get<std::string>();
     for (const char* key : {"real_time", "cpu_time", "items_per_second", "bytes_per_second"}) {
       if (b.contains(key) && b[key].is_number()) {
@@ -106,17 +109,47 @@ void FlattenBenchmarks(const Json& j, std::vector<Metric>* out) {
   }
 }
 
-StatusOr<Json> ReadJson(const std::string& path) {
-  // A directory opens as a stream and then throws on the first read.
-  std::error_code probe;
-  if (std::filesystem::is_directory(path, probe)) {
-    return InvalidArgumentError(fmt::format("{}: is a directory, not a JSON file", path));
+// Checks the type of every field the flattening reads by name, so a result of the wrong
+// shape is refused with its JSON path instead of failing on a value it did not expect.
+Status CheckShape(const Json& j, const std::string& path) {
+  if (!j.is_object()) return OkStatus();  // refused by LoadResultFile as no known result
+  ErrorList errors;
+  JsonFields top(j, path, "$", &errors);
+  top.String("kind", /*required=*/false);
+  if (j.contains("kind") && j["kind"] == "sweep" && top.Array("points")) {
+    for (size_t i = 0; i < j["points"].size(); ++i) {
+      const Json& p = j["points"][i];
+      const std::string at = fmt::format("$.points[{}]", i);
+      if (!p.is_object()) {
+        errors.AddLine(fmt::format("{}: {}: {}: must be an object", path, at, JsonTypeName(p)));
+        continue;
+      }
+      JsonFields point(p, path, at, &errors);
+      point.String("status", /*required=*/false);
+      if (point.Object("values")) {
+        for (const auto& [field, value] : p["values"].items()) {
+          JsonFields(p["values"], path, at + ".values", &errors).String(field);
+        }
+      }
+    }
   }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFoundError(fmt::format("{}: cannot read the file", path));
-  Json j = Json::parse(f, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgumentError(fmt::format("{}: not valid JSON", path));
-  return j;
+  if (j.contains("benchmarks") && top.Array("benchmarks")) {
+    for (size_t i = 0; i < j["benchmarks"].size(); ++i) {
+      const Json& b = j["benchmarks"][i];
+      if (!b.is_object()) continue;  // not a benchmark: skipped, as a benchmark without a name
+      JsonFields bench(b, path, fmt::format("$.benchmarks[{}]", i), &errors);
+      bench.String("name", /*required=*/false);
+      bench.String("run_type", /*required=*/false);
+    }
+  }
+  return errors.ToStatus();
+}
+
+StatusOr<ResultMetrics> CheckMetricCount(const std::string& path, ResultMetrics r) {
+  if (r.metrics.size() <= kMaxResultMetrics) return r;
+  return InvalidArgumentError(fmt::format(
+      "{}: more than {} numeric values, the limit of a result to compare", path,
+      kMaxResultMetrics));
 }
 
 // The sign of current - baseline and whether the change counts, for one matched metric;
@@ -135,8 +168,12 @@ std::optional<std::pair<int, bool>> Difference(const MetricValue& b, const Metri
     // int64 covers every byte count and counter placesim writes.
     const int64_t x = *bi, y = *ci;
     if (x == y) return std::nullopt;
-    change->delta = fmt::format("{:+}", y - x);
-    if (x != 0) change->relative = static_cast<double>(y - x) / std::fabs(static_cast<double>(x));
+    // The difference of two int64 needs 65 bits: INT64_MAX - INT64_MIN.
+    const __int128 d = static_cast<__int128>(y) - x;
+    change->delta = d >= INT64_MIN && d <= INT64_MAX
+                        ? fmt::format("{:+}", static_cast<int64_t>(d))
+                        : fmt::format("{:+.6g}", static_cast<double>(d));
+    if (x != 0) change->relative = static_cast<double>(d) / std::fabs(static_cast<double>(x));
     return std::make_pair(y > x ? 1 : -1,
                           !change->relative || std::fabs(*change->relative) > threshold);
   }
@@ -215,18 +252,19 @@ const char* VerdictName(Verdict v) {
 }
 
 StatusOr<ResultMetrics> LoadResultFile(const std::string& path) {
-  ASSIGN_OR_RETURN(Json j, ReadJson(path));
+  ASSIGN_OR_RETURN(Json j, ReadJsonFile(path));
+  RETURN_IF_ERROR(CheckShape(j, path));
   ResultMetrics r;
   if (j.is_object() && j.value("kind", "") == "sweep" && j.contains("points") &&
       j["points"].is_array()) {
     r.kind = ResultKind::kSweep;
     RETURN_IF_ERROR(FlattenSweep(j, path, &r.metrics));
-    return r;
+    return CheckMetricCount(path, std::move(r));
   }
   if (j.is_object() && j.contains("benchmarks") && j["benchmarks"].is_array()) {
     r.kind = ResultKind::kBenchmark;
     FlattenBenchmarks(j, &r.metrics);
-    return r;
+    return CheckMetricCount(path, std::move(r));
   }
   if (j.is_object() && j.contains("scenario") && j.contains("roles")) {
     r.kind = ResultKind::kAnalyze;
@@ -239,7 +277,7 @@ StatusOr<ResultMetrics> LoadResultFile(const std::string& path) {
         path));
   }
   Flatten(j, "", "", &r.metrics);
-  return r;
+  return CheckMetricCount(path, std::move(r));
 }
 
 std::string DisplayName(const std::string& name) {

@@ -57,8 +57,13 @@ struct ResultMetrics {
   std::vector<Metric> metrics;  // in the file's order
 };
 
+// The most metrics a result may hold (each costs about 300 bytes once flattened; a 1,000-point
+// simulated sweep holds about 20,000).
+inline constexpr size_t kMaxResultMetrics = 1'000'000;
+
 // Reads and flattens one result file. Errors: kNotFound (unreadable), kInvalidArgument (a
-// directory, not JSON, not a result placesim knows), each message starting with the path.
+// directory, not JSON, over ReadJsonFile's limits or kMaxResultMetrics, a field of the wrong
+// type (with its JSON path), not a result placesim knows), each message starting with the path.
 StatusOr<ResultMetrics> LoadResultFile(const std::string& path);
 
 // What a metric's name shows in a report (without the matching key of sweep points).

@@ -45,14 +45,22 @@ std::vector<const ShardHeader*> AssignShards(const std::vector<ShardHeader>& sha
     }
     slot = &s;
   }
+  // A split into a million shards of which one is given misses 999,999: the first few
+  // name them, the count says the rest.
+  constexpr size_t kListed = 10;
   std::vector<std::string> missing;
+  int64_t missing_count = 0;
   for (int64_t k = 1; k <= count; ++k) {
-    if (by_shard[static_cast<size_t>(k - 1)] == nullptr) {
+    if (by_shard[static_cast<size_t>(k - 1)] != nullptr) continue;
+    if (++missing_count <= static_cast<int64_t>(kListed)) {
       missing.push_back(fmt::format("{}/{}", k, count));
     }
   }
-  if (!missing.empty() && errors->empty()) {
-    errors->AddLine(fmt::format("missing shards: {}", JoinNames(missing)));
+  if (missing_count > 0 && errors->empty()) {
+    const int64_t more = missing_count - static_cast<int64_t>(missing.size());
+    errors->AddLine(
+        fmt::format("missing shards: {}{}", JoinNames(missing),
+                    more > 0 ? fmt::format(" and {} more ({} in all)", more, missing_count) : ""));
   }
   return by_shard;
 }

@@ -106,7 +106,7 @@ std::optional<Decimal> ParseDecimal(std::string_view s) {
     }
     if (c < '0' || c > '9') return std::nullopt;
     if (point && ++d.scale > kMaxDecimalScale) return std::nullopt;
-    if (d.mantissa > (INT64_MAX - 9) / 10) return std::nullopt;
+    if (d.mantissa > (INT64_MAX - (c - '0')) / 10) return std::nullopt;
     d.mantissa = d.mantissa * 10 + (c - '0');
     digits = true;
   }
@@ -164,7 +164,17 @@ Status ExpandRange(std::string_view element, std::string_view field,
   std::optional<Decimal> b = ParseDecimal(last);
   std::optional<Decimal> k =
       step.empty() ? std::optional<Decimal>(Decimal{1, 0}) : ParseDecimal(step);
-  if (!a || !b) return bad("both ends must be decimal numbers");
+  if (!a || !b) {
+    // A number in form that does not fit says so, rather than that it is no number.
+    const std::string_view end = !a ? first : last;
+    if (!end.empty() && end.find_first_not_of("+-0123456789.") == std::string_view::npos) {
+      return bad(
+          fmt::format("{} is out of range: each end must be within ±{} with at most {} "
+                      "decimals",
+                      end, INT64_MAX, kMaxDecimalScale));
+    }
+    return bad("both ends must be decimal numbers");
+  }
   if (!k) return bad("the step must be a decimal number");
   int scale = std::max({a->scale, b->scale, op == '+' ? k->scale : 0});
   std::optional<int64_t> lo = Rescale(*a, scale);
@@ -182,7 +192,8 @@ Status ExpandRange(std::string_view element, std::string_view field,
     if (!inc || *inc <= 0) return bad("the step must be > 0");
     for (int64_t v = *lo;; v += *inc) {
       if (!push(v)) return bad(fmt::format("more than {} values", kMaxVaryValues));
-      if (*hi - v < *inc) break;
+      // In 128 bits: hi - v overflows int64 for a range from near INT64_MIN to INT64_MAX.
+      if (static_cast<__int128>(*hi) - v < *inc) break;
     }
   } else {
     if (k->scale != 0 || k->mantissa < 2) return bad("the factor must be an integer >= 2");

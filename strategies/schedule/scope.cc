@@ -161,7 +161,8 @@ Status BoundOps(StepContext& c) {
                              CeilDiv(std::max(c.p.head, vh), tp) + c.p.final_norm;
   const int64_t bucket_count = c.t_gather ? 0 : CeilDiv(most_local, c.per_bucket);
   const auto L = static_cast<double>(c.max_stage_layers);
-  const double U = 2.0 + static_cast<double>(c.v * CeilDiv(c.max_stage_layers / c.v, c.lpu));
+  const double U =
+      2.0 + static_cast<double>(c.v * CeilDiv(CeilDiv(c.max_stage_layers, c.v), c.lpu));
   const auto M = static_cast<double>(c.m);
   const auto K = static_cast<double>(bucket_count);
   const bool each = c.g_sharded || c.host_grads || c.options->sync_grads_every_micro_batch;

@@ -95,8 +95,7 @@ StageBuilder::StageBuilder(const StepContext& ctx, int stage)
       first_(stage == 0),
       last_(stage == ctx.pp - 1),
       stage_layers_(ctx.LayersOn(stage)),
-      chunk_layers_(stage_layers_ / ctx.v) {
-  for (int k = 0; k < stage; ++k) split_first_ += ctx.LayersOn(k);
+      chunks_(ctx.chunks[static_cast<size_t>(stage)]) {
   const Plan& plan = *ctx.plan;
   role_ = &plan.roles.front();
   for (const RankRole& r : plan.roles) {
@@ -110,10 +109,9 @@ StageBuilder::StageBuilder(const StepContext& ctx, int stage)
                             (p.head == 0 && !first_ ? pc_.vocab_elements : 0)
                       : 0;
   tied_exchange_ = ctx.pp > 1 && p.head == 0 && (first_ || last_);
-  for (int c = 0; c < ctx.v; ++c) {
-    const int64_t l0 = ChunkFirst(c);
-    expert_ += LayerElements(l0, l0 + chunk_layers_, true);
-    local_total_ += LayerElements(l0, l0 + chunk_layers_, false);
+  for (const ChunkLayers& chunk : chunks_) {
+    expert_ += LayerElements(chunk.first, chunk.first + chunk.count, true);
+    local_total_ += LayerElements(chunk.first, chunk.first + chunk.count, false);
   }
   local_total_ += embedding_local_ + head_local_;
   dense_ = local_total_ - expert_;
@@ -124,14 +122,6 @@ StageBuilder::StageBuilder(const StepContext& ctx, int stage)
   bucket_count_ = ctx.t_gather ? 0 : CeilDiv(grad_elements_, ctx.per_bucket);
   LayOutUnits();
   passes_ = PipelineOrder(ctx.training->pipeline_schedule, ctx.pp, ctx.v, ctx.m, stage);
-}
-
-// The first layer of chunk c: virtual stage c p + stage of an even split, or the layers of the
-// stages before this one under an explicit split (v = 1).
-int64_t StageBuilder::ChunkFirst(int c) const {
-  return ctx_.strategy->pipeline_stage_layers.empty()
-             ? (int64_t{c} * ctx_.pp + stage_) * chunk_layers_
-             : split_first_;
 }
 
 // Parameters this rank holds for layers [begin, end), or only their experts' (each layer by
@@ -148,11 +138,15 @@ int64_t StageBuilder::LayerElements(int64_t begin, int64_t end, bool experts_onl
   return sum;
 }
 
-// Index of a stage layer in per-micro-batch arrays: its position on this stage.
+// Index of a stage layer in per-micro-batch arrays: its position on this stage, chunk by
+// chunk. O(v).
 size_t StageBuilder::LocalLayer(int32_t l) const {
-  if (!ctx_.strategy->pipeline_stage_layers.empty()) return static_cast<size_t>(l - split_first_);
-  const int64_t virtual_stage = l / chunk_layers_;
-  return static_cast<size_t>((virtual_stage / ctx_.pp) * chunk_layers_ + l % chunk_layers_);
+  int64_t before = 0;
+  for (const ChunkLayers& chunk : chunks_) {
+    if (l < chunk.first + chunk.count) return static_cast<size_t>(before + l - chunk.first);
+    before += chunk.count;
+  }
+  return static_cast<size_t>(before);
 }
 
 // Units chunk by chunk: the embedding first on the model's first chunk, groups of lpu layers,
@@ -161,9 +155,10 @@ void StageBuilder::LayOutUnits() {
   for (int c = 0; c < ctx_.v; ++c) {
     const auto begin = static_cast<int32_t>(units_.size());
     if (ModelFirst(c)) units_.push_back(Unit{0, 0, kEmbeddingLayer, embedding_local_});
-    const int64_t l0 = ChunkFirst(c);
-    for (int64_t l = l0; l < l0 + chunk_layers_; l += ctx_.lpu) {
-      const int64_t end = std::min(l0 + chunk_layers_, l + ctx_.lpu);
+    const ChunkLayers& chunk = chunks_[static_cast<size_t>(c)];
+    const int64_t chunk_end = chunk.first + chunk.count;
+    for (int64_t l = chunk.first; l < chunk_end; l += ctx_.lpu) {
+      const int64_t end = std::min(chunk_end, l + ctx_.lpu);
       units_.push_back(Unit{static_cast<int32_t>(l), static_cast<int32_t>(end), kNoLayer,
                             LayerElements(l, end, false),
                             ctx_.split_expert ? LayerElements(l, end, true) : 0});

@@ -41,7 +41,7 @@ MemorySpace StepContext::target(State st) const {
                                                                 : MemorySpace::kHost;
 }
 
-// An explicit split (strategy.pipeline_stage_layers, v = 1) gives each stage its count.
+// An explicit split (strategy.pipeline_stage_layers) gives each stage its count.
 int64_t StepContext::LayersOn(int stage) const {
   const std::vector<int>& split = strategy->pipeline_stage_layers;
   return split.empty() ? p.layers / pp : split[static_cast<size_t>(stage)];
@@ -110,13 +110,17 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   c.mixed = HasMixedLayers(t);
   if (c.mixed)
     c.pc_dense = cost::ComputePassCosts(DenseLayerOf(t), training, mesh, c.recompute, c.sp);
-  // Pipeline parallelism: stage i holds L / p layers in v chunks of L / (p v); chunk c of
-  // stage i is virtual stage c p + i (Megatron-LM's interleaved assignment).
+  // Pipeline parallelism: stage i holds L / p layers (or its explicit count) in v chunks;
+  // chunk c of stage i is virtual stage c p + i (Megatron-LM's interleaved assignment).
   c.v = c.pp > 1 && training.pipeline_schedule == PipelineSchedule::kInterleaved1F1B
             ? std::max(1, training.virtual_stages)
             : 1;
-  for (int stage = 0; stage < c.pp; ++stage)
-    c.max_stage_layers = std::max(c.max_stage_layers, c.LayersOn(stage));
+  std::vector<int64_t> stage_layers;
+  for (int stage = 0; stage < c.pp; ++stage) {
+    stage_layers.push_back(c.LayersOn(stage));
+    c.max_stage_layers = std::max(c.max_stage_layers, stage_layers.back());
+  }
+  c.chunks = PipelineChunkLayers(stage_layers, c.v);
   c.dpc = c.dp * c.cp;
   PlaceOnData(c);
   c.lpu = std::max<int64_t>(1, strategy.layers_per_unit);

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace placesim {
 namespace {
 
@@ -63,6 +66,52 @@ TEST(Units, ToStringShowsTheUnit) {
   EXPECT_EQ(ToString(GBps(450)), "450.00 GB/s");
   EXPECT_EQ(ToString(Milliseconds(1.25)), "1.250 ms");
   EXPECT_EQ(ToString(TeraFlopRate(989)), "989.00 TFLOP/s");
+}
+
+// The overflow rule (units.h): arithmetic that leaves int64 gives the sticky overflow value
+// instead of wrapping (undefined behaviour) — `analyze` once printed -9.04e18 bytes per step.
+TEST(UnitsOverflow, BytesSaturateAndStayOverflowed) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Bytes big = Bytes::Count(kMax / 2 + 1);
+  EXPECT_TRUE((big + big).overflowed());
+  EXPECT_TRUE((big * 2).overflowed());
+  EXPECT_TRUE((3 * big).overflowed());
+  EXPECT_FALSE((big * 1).overflowed());
+  // Sticky: nothing brings an overflowed value back into range.
+  const Bytes over = big * 4;
+  EXPECT_TRUE((over - big).overflowed());
+  EXPECT_TRUE((over / 1000).overflowed());
+  EXPECT_TRUE(DivCeil(over, 7).overflowed());
+  EXPECT_TRUE(Scale(over, 1e-9).overflowed());
+  Bytes acc = Bytes::Count(1);
+  acc += over;
+  acc -= Bytes::Count(5);
+  EXPECT_TRUE(acc.overflowed());
+  // Negative results that do not fit are overflows too: -2 - (2^63 - 2) = -2^63 is INT64_MIN
+  // and fits; -3 - (2^63 - 2) = -2^63 - 1 does not.
+  EXPECT_EQ((Bytes::Count(-2) - Bytes::Count(kMax - 1)).count(),
+            std::numeric_limits<int64_t>::min());
+  EXPECT_TRUE((Bytes::Count(-3) - Bytes::Count(kMax - 1)).overflowed());
+  // Overflow compares greatest: a size that overflowed never "fits".
+  EXPECT_GT(over, Bytes::Count(kMax - 1));
+}
+
+TEST(UnitsOverflow, DivCeilRoundsUpForPositiveCounts) {
+  // ceil(10 / 4) = 3, ceil(8 / 4) = 2, ceil(0 / 4) = 0.
+  EXPECT_EQ(DivCeil(Bytes::Count(10), 4).count(), 3);
+  EXPECT_EQ(DivCeil(Bytes::Count(8), 4).count(), 2);
+  EXPECT_EQ(DivCeil(Bytes::Zero(), 4).count(), 0);
+}
+
+TEST(UnitsOverflow, DurationsSaturateAtMax) {
+  const Duration half = Duration::Picoseconds(std::numeric_limits<int64_t>::max() / 2 + 1);
+  EXPECT_EQ(half + half, Duration::Max());
+  EXPECT_EQ(half * 3, Duration::Max());
+  EXPECT_TRUE((Duration::Max() - half).overflowed());
+  Duration t = Duration::Max();
+  t += Duration::Picoseconds(1);
+  EXPECT_EQ(t, Duration::Max());
+  EXPECT_EQ((Seconds(1) + Seconds(2)).picoseconds(), 3'000'000'000'000);
 }
 
 }  // namespace

@@ -159,6 +159,21 @@ strategies::TrainingSpec Pipelined(PipelineSchedule schedule, int64_t m, int v =
   return t;
 }
 
+// A stage's optimizer update, op by op as the executor rounds it: its FLOPs at R (HBM is free,
+// so the update is compute-bound here).
+Duration OptimizerTime(const strategies::Schedule& schedule, const topology::ClusterSpec& spec) {
+  const double rate =
+      spec.node.gpu.Peak(topology::DataType::kBf16).per_second() * spec.node.gpu.matmul_efficiency;
+  Duration t_opt = Duration::Zero();
+  for (const strategies::Op& op : schedule.ops) {
+    if (op.kind == strategies::OpKind::kCompute && op.phase == strategies::Phase::kOptimizer) {
+      t_opt += DrainTime(op.flops.count(), rate);
+    }
+  }
+  PLACESIM_CHECK(t_opt > Duration::Zero());
+  return t_opt;
+}
+
 // One simulated step and the bubble measured on it (see "Measurement" in the file comment).
 struct Measured {
   SimResult result;
@@ -185,15 +200,7 @@ Measured Measure(int p, PipelineSchedule schedule, int64_t m, int v = 1) {
   StatusOr<std::vector<strategies::Schedule>> schedules =
       strategies::BuildSchedules(model, training, strategy, spec);
   PLACESIM_CHECK(schedules.ok());
-  const double rate =
-      spec.node.gpu.Peak(topology::DataType::kBf16).per_second() * spec.node.gpu.matmul_efficiency;
-  Duration t_opt = Duration::Zero();
-  for (const strategies::Op& op : (*schedules)[static_cast<size_t>(mid)].ops) {
-    if (op.kind == strategies::OpKind::kCompute && op.phase == strategies::Phase::kOptimizer) {
-      t_opt += DrainTime(op.flops.count(), rate);
-    }
-  }
-  PLACESIM_CHECK(t_opt > Duration::Zero());
+  const Duration t_opt = OptimizerTime((*schedules)[static_cast<size_t>(mid)], spec);
 
   Measured out;
   out.step = r->step_time;
@@ -297,6 +304,60 @@ TEST(PipelineBubble, TheSimulatedBubbleIsTheAnalyzersPlanBubble) {
     ASSERT_TRUE(analyzed.ok()) << analyzed.status().message();
     EXPECT_DOUBLE_EQ(analyzed->bubble_fraction, c.formula) << what;
   }
+}
+
+TEST(PipelineBubble, InterleavedUnevenStagesWaitAsTheirChunksDictate) {
+  // p = 2, v = 2, m = 2, the 32 layers split 15, 17. By PipelineChunkLayers stage 0 runs
+  // chunks of 7 and 8 layers, stage 1 of 9 and 8; virtual stages in order: s0c0 (7), s1c0
+  // (9), s0c1 (8), s1c1 (8). With m = p the interleaved schedule warms up with all m v
+  // forwards, so each stage runs F(c0,0) F(c0,1) F(c1,0) F(c1,1) B(c1,0) B(c1,1) B(c0,0)
+  // B(c0,1). In units of f = one layer's forward (a backward is 2f per layer) a chunk of n
+  // layers takes n f forward, 2 n f backward; o = the output layer's forward (2 b s h V),
+  // 2o its backward, on s1c1 only. Each pass starts when its stage is free and its input has
+  // arrived (communication is free):
+  //   s0 F(c0,0) 0-7, F(c0,1) 7-14            s1 F(c0,0) 7-16, F(c0,1) 16-25
+  //   s0 F(c1,0) 16-24, F(c1,1) 25-33         s1 F(c1,0) 25-33+o, F(c1,1) 33+o-41+2o
+  //   s1 B(c1,0) 41+2o-57+4o, B(c1,1) 57+4o-73+6o
+  //   s0 B(c1,0) 57+4o-73+4o, B(c1,1) 73+6o-89+6o
+  //   s1 B(c0,0) 73+6o-91+6o, B(c0,1) 91+6o-109+6o
+  //   s0 B(c0,0) 91+6o-105+6o, B(c0,1) 109+6o-123+6o
+  // (every start is decided by at least 2o, 24 ns, far above the picosecond rounding). So
+  // the step is T = 123f + 6o + t_opt(s0), and stage 1, the busier (17 layers x 3f x 2
+  // micro-batches + 3o x 2 = 102f + 6o), waits 21f of it:
+  //   bubble = 21 / (102 + 6 o/f), o/f = 2V / (24h + 4s) = 16 / 26624,
+  // below the even split's (p - 1) / (v m) = 1/4 of its 96f, because the busier stage paces
+  // the step: T is 123f here against 96f + 24f = 120f for 16, 16. The plan keeps the paper's
+  // 1/4 (the schedule's bubble over even stages).
+  const int p = 2;
+  const int v = 2;
+  const int64_t m = 2;
+  const topology::ClusterSpec spec = FreeCommunicationNode(p);
+  StatusOr<topology::Cluster> cluster = topology::BuildCluster(spec);
+  ASSERT_TRUE(cluster.ok());
+  const strategies::ModelSpec model = UniformModel();
+  const strategies::TrainingSpec training = Pipelined(PipelineSchedule::kInterleaved1F1B, m, v);
+  strategies::StrategySpec strategy =
+      *strategies::ExpandStrategyPreset("ddp", {.dp = 1, .pp = p}, p);
+  strategy.pipeline_stage_layers = {15, 17};
+  StatusOr<SimResult> r = SimulateStep(*cluster, model, training, strategy);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StatusOr<std::vector<strategies::Schedule>> schedules =
+      strategies::BuildSchedules(model, training, strategy, spec);
+  ASSERT_TRUE(schedules.ok());
+  const Duration opt0 = OptimizerTime((*schedules)[0], spec);
+  const Duration opt1 = OptimizerTime((*schedules)[1], spec);
+  const Duration busy1 = r->roles[1].compute_busy - opt1;
+  const double h = static_cast<double>(kHidden);
+  const double s = static_cast<double>(kSeq);
+  const double o_over_f = 2.0 * static_cast<double>(kVocab) / (24.0 * h + 4.0 * s);
+  EXPECT_DOUBLE_EQ(o_over_f, 16.0 / 26624);
+  const double bubble = (r->step_time - opt0 - busy1) / busy1;
+  EXPECT_NEAR(bubble, 21.0 / (102.0 + 6.0 * o_over_f), kTolerance);
+  // Stage 0's 15 layers: 90f of work (and picoseconds of embedding) to stage 1's 102f + 6o.
+  const Duration busy0 = r->roles[0].compute_busy - opt0;
+  EXPECT_NEAR(busy0 / busy1, 90.0 / (102.0 + 6.0 * o_over_f), kTolerance);
+  EXPECT_EQ(r->roles.front().step_time, r->step_time);
+  EXPECT_DOUBLE_EQ(r->plan.bubble_fraction, 1.0 / 4);
 }
 
 // Activations a stage keeps for one micro-batch, from Korthikanti et al. 2022: L_s layers of

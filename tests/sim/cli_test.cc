@@ -121,6 +121,38 @@ TEST(AnalyzeCommand, AnIncorrectStrategyPrintsTheReportAndExitsThree) {
   EXPECT_THAT(r.out, HasSubstr("grads"));
 }
 
+TEST(AnalyzeCommand, UnevenStagesInterleave) {
+  // The Llama 3 405B example's 7, 8 x 14, 7 split under interleaved 1F1B with v = 2: every
+  // stage keeps its count, and the bubble is the schedule's (p - 1) / (v m) = 15 / 128 for
+  // m = 2048 / (1 x dp 32) = 64. With v = 8 the first stage's 7 layers cannot fill 8 chunks:
+  // exit 2 naming the field, for analyze and simulate alike.
+  const std::vector<std::string> interleaved = {
+      "--set", "training.pipeline_schedule=interleaved_1f1b", "--set", "training.virtual_stages=2"};
+  std::vector<std::string> args = {"analyze", Example("llama3-405b-4d-8192gpu.textproto"),
+                                   "--format", "json"};
+  args.insert(args.end(), interleaved.begin(), interleaved.end());
+  Result r = RunPlacesim(args);
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pipeline"]["virtual_stages"], 2);
+  EXPECT_DOUBLE_EQ(j["pipeline"]["bubble_fraction"].get<double>(), 15.0 / 128);
+  ASSERT_EQ(j["roles"].size(), 16u);
+  for (const nlohmann::json& role : j["roles"]) {
+    const int stage = role["first_stage"].get<int>();
+    EXPECT_EQ(role["layers"].get<int>(), stage == 0 || stage == 15 ? 7 : 8) << stage;
+  }
+  for (const std::string command : {"analyze", "simulate"}) {
+    Result bad = RunPlacesim({command, Example("llama3-405b-4d-8192gpu.textproto"), "--set",
+                              "training.pipeline_schedule=interleaved_1f1b", "--set",
+                              "training.virtual_stages=8"});
+    EXPECT_EQ(bad.code, kExitBadInput) << command;
+    EXPECT_THAT(bad.err, HasSubstr("strategy.pipeline_stage_layers: [7, 8, 8, 8, 8, 8, 8, 8, 8, "
+                                   "8, 8, 8, 8, 8, 8, 7]: every stage needs at least "
+                                   "virtual_stages = 8 layers"))
+        << command;
+  }
+}
+
 TEST(AnalyzeCommand, BadInputExitsTwoWithTheReason) {
   Result missing = RunPlacesim({"analyze", Example("no-such-file.textproto")});
   EXPECT_EQ(missing.code, kExitBadInput);

@@ -157,7 +157,9 @@ TEST(ScenarioParse, JsonUnknownFieldsAreAllListedWithValidNames) {
 
 TEST(ScenarioParse, TextWrongTypeIsAParseError) {
   Status s = ParseText("cluster { nodes: \"eight\" }");
-  EXPECT_THAT(s.message(), HasSubstr("<input>:1:18: Expected integer, got: \"eight\""));
+  // The position and the field path: protobuf's message gives only the position.
+  EXPECT_THAT(s.message(),
+              HasSubstr("<input>:1:18: cluster.nodes: Expected integer, got: \"eight\""));
 }
 
 TEST(ScenarioParse, JsonWrongTypesAreAllReportedWithPaths) {
@@ -195,7 +197,7 @@ TEST(ScenarioParse, JsonUnknownEnumNameListsValidNames) {
 TEST(ScenarioParse, HugeIntegerInTextIsOutOfRange) {
   // 10^20 does not fit an int64 (max about 9.22e18).
   Status s = ParseText("model { parameter_count: 100000000000000000000 }");
-  EXPECT_THAT(s.message(), HasSubstr("<input>:1:26: Integer out of range"));
+  EXPECT_THAT(s.message(), HasSubstr("<input>:1:26: model.parameter_count: Integer out of range"));
 }
 
 TEST(ScenarioParse, HugeIntegerInJsonIsOutOfRange) {

@@ -451,13 +451,17 @@ TEST(ScenarioValidation, MixtureOfExpertsNeedsTopK) {
 
 TEST(ScenarioValidation, CapacityFactorIsPositiveOrZeroForDropless) {
   EXPECT_THAT(Error({"model.capacity_factor=-1"}),
-              HasSubstr("model.capacity_factor: -1: must be a finite number > 0, or 0 for "
+              HasSubstr("model.capacity_factor: -1: must be a number in (0, 1000], or 0 for "
                         "dropless routing"));
+  // Past E / top_k every expert already takes every token; 1e300 once overflowed the padded
+  // expert sizes into a collective of -768 bytes (issue 17).
+  EXPECT_THAT(Error({"model.capacity_factor=1e300"}),
+              HasSubstr("model.capacity_factor: 1e+300: must be a number in (0, 1000]"));
 }
 
 TEST(ScenarioValidation, RoutingImbalanceIsForDroplessMoeOnly) {
   EXPECT_THAT(Error({"model.routing_imbalance=0.5"}),
-              HasSubstr("model.routing_imbalance: 0.5: must be a finite number >= 1"));
+              HasSubstr("model.routing_imbalance: 0.5: must be a number in [1, 1000]"));
   // The default scenario is a dense model.
   EXPECT_THAT(Error({"model.routing_imbalance=1.5"}),
               HasSubstr("model.routing_imbalance: 1.5: applies to mixture-of-experts models "

@@ -1077,6 +1077,97 @@ TEST(PipelineSchedule, AnExplicitSplitMustCoverTheLayersOnce) {
   EXPECT_THAT(plan.status().message(), HasSubstr("every stage needs at least 1 layer"));
 }
 
+TEST(PipelineChunkLayers, LlamaThreesUnevenStagesInTwoChunks) {
+  // Llama 3 405B: 126 layers on 16 stages as 7, 8 x 14, 7, interleaved with v = 2. A stage of
+  // 8 gives 4 to each chunk; stage 0's 7 give 3 to chunk 0 (beside the embedding) and 4 to
+  // chunk 1; stage 15's 7 give 4 to chunk 0 and 3 to chunk 1 (beside the output layer).
+  // Virtual stages in order c p + i: chunk 0 of stages 0..15 holds 3 + 14 x 4 + 4 = 63
+  // layers, [0, 63), stage i > 0 from 3 + 4 (i - 1); chunk 1 the other 63, stage i from
+  // 63 + 4 i, stage 15's 3 layers last, [123, 126).
+  std::vector<int64_t> split(16, 8);
+  split.front() = split.back() = 7;
+  const std::vector<std::vector<ChunkLayers>> chunks = PipelineChunkLayers(split, 2);
+  ASSERT_EQ(chunks.size(), 16u);
+  EXPECT_EQ(chunks[0][0], (ChunkLayers{0, 3}));
+  EXPECT_EQ(chunks[0][1], (ChunkLayers{63, 4}));
+  for (int i = 1; i < 15; ++i) {
+    EXPECT_EQ(chunks[static_cast<size_t>(i)][0], (ChunkLayers{3 + 4 * (i - 1), 4})) << i;
+    EXPECT_EQ(chunks[static_cast<size_t>(i)][1], (ChunkLayers{63 + 4 * i, 4})) << i;
+  }
+  EXPECT_EQ(chunks[15][0], (ChunkLayers{59, 4}));
+  EXPECT_EQ(chunks[15][1], (ChunkLayers{123, 3}));
+}
+
+TEST(PipelineChunkLayers, AnEvenSplitIsMegatronsVirtualStages) {
+  // 32 layers, p = 4, v = 2: chunks of 32 / 8 = 4, virtual stage c p + i holds
+  // [4 (c p + i), 4 (c p + i) + 4); v = 1: stage i holds [8 i, 8 i + 8).
+  const std::vector<std::vector<ChunkLayers>> chunks = PipelineChunkLayers({8, 8, 8, 8}, 2);
+  for (int i = 0; i < 4; ++i) {
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_EQ(chunks[static_cast<size_t>(i)][static_cast<size_t>(c)],
+                (ChunkLayers{4 * (c * 4 + i), 4}));
+    }
+  }
+  const std::vector<std::vector<ChunkLayers>> plain = PipelineChunkLayers({7, 9, 9, 7}, 1);
+  EXPECT_EQ(plain[2][0], (ChunkLayers{16, 9}));
+  EXPECT_EQ(plain[3][0], (ChunkLayers{25, 7}));
+}
+
+TEST(PipelineSchedule, AnInterleavedExplicitSplitGivesEachChunkItsLayers) {
+  // 32 layers on 4 stages as 7, 9, 9, 7, interleaved with v = 2: by PipelineChunkLayers,
+  // stage 0 runs chunks of 3 and 4, stages 1 and 2 of 5 and 4, stage 3 of 4 and 3. Virtual
+  // stages 0..3 (chunk 0) hold [0, 3), [3, 8), [8, 13), [13, 17); 4..7 (chunk 1) hold
+  // [17, 21), [21, 25), [25, 29), [29, 32). Each stage computes exactly its two ranges, its
+  // role in the plan counts 7, 9, 9, 7 layers, and its allocations (activations walked chunk
+  // by chunk) agree with the plan to the byte.
+  const ModelSpec model = Gpt32l(51200, 1024);
+  StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .pp = 4}, 8);
+  strategy.pipeline_stage_layers = {7, 9, 9, 7};
+  TrainingSpec training = MakeTraining(1, 16);  // m = 8, a multiple of p
+  training.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  training.virtual_stages = 2;
+  const topology::ClusterSpec cluster = MakeCluster(1);
+  const Plan plan = *Analyze(model, training, strategy, cluster);
+  ASSERT_TRUE(plan.ok());
+  StatusOr<std::vector<Schedule>> out = BuildSchedules(model, training, strategy, cluster);
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const std::vector<std::vector<std::pair<int32_t, int32_t>>> want = {
+      {{0, 3}, {17, 21}}, {{3, 8}, {21, 25}}, {{8, 13}, {25, 29}}, {{13, 17}, {29, 32}}};
+  for (const Schedule& sched : *out) {
+    SCOPED_TRACE(sched.role);
+    std::set<int32_t> layers;
+    for (const Op& op : sched.ops)
+      if (op.kind == OpKind::kCompute && op.layer >= 0) layers.insert(op.layer);
+    std::set<int32_t> expected;
+    for (const auto& [begin, end] : want[static_cast<size_t>(sched.stage)])
+      for (int32_t l = begin; l < end; ++l) expected.insert(l);
+    EXPECT_EQ(layers, expected);
+    const RankRole* role = nullptr;
+    for (const RankRole& r : plan.roles)
+      if (r.first_stage <= sched.stage && sched.stage <= r.last_stage) role = &r;
+    ASSERT_NE(role, nullptr);
+    EXPECT_EQ(role->layers, static_cast<int64_t>(expected.size()));
+    ExpectAgreesWithPlan(sched, plan, *role);
+  }
+}
+
+TEST(PipelineSchedule, AnInterleavedExplicitSplitNeedsALayerPerChunk) {
+  // v = 4 chunks need 4 layers on every stage; 3 on the first is refused, naming the field.
+  const ModelSpec model = Gpt32l(51200, 1024);
+  StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .pp = 4}, 8);
+  strategy.pipeline_stage_layers = {3, 13, 9, 7};
+  TrainingSpec training = MakeTraining(1, 16);
+  training.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  training.virtual_stages = 4;
+  StatusOr<Plan> plan = Analyze(model, training, strategy, MakeCluster(1));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("strategy.pipeline_stage_layers: [3, 13, 9, 7]: every stage needs at "
+                        "least virtual_stages = 4 layers, one per model chunk"));
+  strategy.pipeline_stage_layers = {4, 12, 9, 7};
+  EXPECT_TRUE(Analyze(model, training, strategy, MakeCluster(1)).ok());
+}
+
 TEST(Schedule, TensorParallelOverlapChunksEveryBlockAndKeepsTheVolumes) {
   // With tp_comm_overlap each tensor-parallel block runs in tp chunks, each with a collective
   // of 1/tp of the b s h x 2 buffer: t times the collectives, the same bytes, and every stage

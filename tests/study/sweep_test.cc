@@ -117,5 +117,22 @@ TEST(ParseShard, RejectsOutOfRangeAndMalformed) {
   }
 }
 
+// Issue 17: a range near INT64_MAX was refused as "both ends must be decimal numbers";
+// INT64_MAX - 1 and INT64_MAX are two decimal numbers, one apart.
+TEST(ParseVary, RangeEndingAtInt64MaxExpands) {
+  StatusOr<VaryAxis> v =
+      ParseVary("training.micro_batch=9223372036854775806..9223372036854775807");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_THAT(v->values, ElementsAre("9223372036854775806", "9223372036854775807"));
+  // From -INT64_MAX the span hi - lo needs 65 bits; a step of 2^62 gives 4 values:
+  // -INT64_MAX + k 2^62 for k = 0..3 (a fifth, 2^63 + 1, would pass INT64_MAX).
+  v = ParseVary("x=-9223372036854775807..9223372036854775807:+4611686018427387904");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->values.size(), 4u);
+  v = ParseVary("x=1..9223372036854775808");
+  ASSERT_FALSE(v.ok());
+  EXPECT_THAT(v.status().message(), HasSubstr("9223372036854775808 is out of range"));
+}
+
 }  // namespace
 }  // namespace placesim::study

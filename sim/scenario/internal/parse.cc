@@ -11,6 +11,7 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -151,6 +152,50 @@ std::string QuotedAfter(const std::string& message, std::string_view marker) {
   return end == std::string::npos ? "" : message.substr(start, end - start);
 }
 
+// The field path ("model.layers") whose value starts at the text format's byte `offset`:
+// the blocks opened before it and the field name before the ':' it follows. Protobuf's own
+// messages give only a line and column. "" unless `offset` is where a value is due (a
+// truncated file or a stray token has no field to name). Strings and # comments are skipped.
+std::string FieldPathAt(std::string_view text, size_t offset) {
+  std::vector<std::string> blocks;
+  std::string ident, field;
+  bool value_due = false;  // after "name:", before its value
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '#') {
+      while (i + 1 < offset && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < offset && text[i] != c; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      value_due = false;
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t end = i;
+      while (end < text.size() && is_ident(text[end])) ++end;
+      ident.assign(text.substr(i, end - i));
+      i = end - 1;
+      value_due = false;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.') {
+      while (i + 1 < offset && (is_ident(text[i + 1]) || text[i + 1] == '.')) ++i;
+      value_due = false;
+    } else if (c == ':') {
+      field = ident;
+      value_due = true;
+    } else if (c == '{' || c == '<') {
+      blocks.push_back(ident);
+      value_due = false;
+    } else if ((c == '}' || c == '>') && !blocks.empty()) {
+      blocks.pop_back();
+      value_due = false;
+    }
+  }
+  if (!value_due || field.empty()) return "";
+  std::string path;
+  for (const std::string& b : blocks) path += b + ".";
+  return path + field;
+}
+
 class TextErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
   TextErrorCollector(std::string_view name, std::string_view text) : name_(name), text_(text) {}
@@ -170,7 +215,10 @@ class TextErrorCollector : public google::protobuf::io::ErrorCollector {
       explained += "end of input (is a closing '}' missing?)";
     }
     if (explained.size() > 400) explained = explained.substr(0, 397) + "...";
-    errors_.AddLine(fmt::format("{}:{}:{}: {}", name_, l, c, explained));
+    // A value of the wrong type or range names its field; an unknown name names itself.
+    const std::string path = culprit.empty() ? FieldPathAt(text_, offset) : "";
+    errors_.AddLine(path.empty() ? fmt::format("{}:{}:{}: {}", name_, l, c, explained)
+                                 : fmt::format("{}:{}:{}: {}: {}", name_, l, c, path, explained));
   }
   void AddWarning(int line, int column, const std::string& message) override {}
   const ErrorList& errors() const { return errors_; }

@@ -27,6 +27,7 @@
 #include "sim/scenario/internal/economics.h"
 #include "sim/scenario/internal/hf_config.h"
 #include "sim/scenario/internal/overrides.h"
+#include "sim/scenario/internal/size_limits.h"
 #include "strategies/presets.h"
 #include "topology/mesh.h"
 #include "topology/presets.h"
@@ -80,6 +81,10 @@ class Problems {
   ErrorList list_;
   size_t total_ = 0;
 };
+
+// A capacity factor of E / top_k already gives each expert every token; past a thousand it is
+// a typo, and the padded expert sizes it multiplies would leave int64.
+constexpr double kMaxCapacityFactor = 1000;
 
 std::string Between(int64_t lo, int64_t hi) {
   return fmt::format("must be between {} and {}", lo, hi);
@@ -206,6 +211,12 @@ class Resolver {
     ResolveTraining();  // needs dp
     ResolveSimulation();
     if (doc_.has_economics()) ResolveEconomicsMessage();  // needs the GPU
+    // Products of fields, once each field is in its range.
+    if (problems_.empty()) {
+      ErrorList sizes;
+      CheckSizeLimits(out_.model.transformer, out_.training, out_.strategy.mesh.dp, &sizes);
+      if (!sizes.empty()) problems_.AddStatus("", sizes.ToStatus());
+    }
     if (!problems_.empty()) return problems_.ToStatus(name_);
     out_.name = doc_.name().empty() ? DefaultName() : doc_.name();
     out_.description = doc_.description();
@@ -811,13 +822,14 @@ class Resolver {
         InRange("model.top_k", t.top_k, 1, t.experts);
       }
     }
-    if (!(t.capacity_factor >= 0) || !std::isfinite(t.capacity_factor)) {
+    if (!(t.capacity_factor >= 0) || !(t.capacity_factor <= kMaxCapacityFactor)) {
       problems_.Add("model.capacity_factor", fmt::format("{}", t.capacity_factor),
-                    "must be a finite number > 0, or 0 for dropless routing");
+                    fmt::format("must be a number in (0, {}], or 0 for dropless routing",
+                                kMaxCapacityFactor));
     }
-    if (!(t.routing_imbalance >= 1) || !std::isfinite(t.routing_imbalance)) {
+    if (!(t.routing_imbalance >= 1) || !(t.routing_imbalance <= kMaxCapacityFactor)) {
       problems_.Add("model.routing_imbalance", fmt::format("{}", t.routing_imbalance),
-                    "must be a finite number >= 1 (1 = balanced)");
+                    fmt::format("must be a number in [1, {}] (1 = balanced)", kMaxCapacityFactor));
     } else if (t.routing_imbalance != 1 && t.experts > 1 && t.capacity_factor > 0) {
       problems_.Add("model.routing_imbalance", fmt::format("{}", t.routing_imbalance),
                     fmt::format("applies to dropless routing (model.capacity_factor 0); with "

@@ -101,6 +101,8 @@ struct StepContext {
   int64_t lpu = 1;         // layers per gather / wrap unit
   int64_t per_bucket = 1;  // gradient elements per bucket
   int64_t max_stage_layers = 0;
+  // The layers of each stage's model chunks, [stage][chunk] (PipelineChunkLayers).
+  std::vector<std::vector<ChunkLayers>> chunks;
   double ops_bound = 0;  // the most ops a stage can hold (BoundOps)
 
   Mode mode(State st) const;
@@ -185,7 +187,6 @@ class StageBuilder {
 
   // ---- layout and passes (stage_builder.cc)
   void LayOutUnits();
-  int64_t ChunkFirst(int c) const;
   size_t LocalLayer(int32_t l) const;
   int64_t LayerElements(int64_t begin, int64_t end, bool experts_only) const;
   bool ModelFirst(int chunk) const { return first_ && chunk == 0; }
@@ -252,8 +253,7 @@ class StageBuilder {
   const bool first_;
   const bool last_;
   const int64_t stage_layers_;
-  const int64_t chunk_layers_;
-  int64_t split_first_ = 0;  // explicit split: the layers of the stages before this one
+  const std::vector<ChunkLayers>& chunks_;  // this stage's, ctx.chunks[stage]
   const RankRole* role_ = nullptr;
   // Per-device elements on this stage, as the plan counts them (dense and expert parts
   // padded separately).
