@@ -33,6 +33,12 @@
 
 namespace placesim::strategies {
 
+// The most ops one schedule may hold. A step's ops grow with micro-batches × (layers + units
+// + gradient buckets); past this the schedule and its replay would take gigabytes and
+// minutes, so BuildSchedules refuses it up front (kOutOfRange) instead of building it.
+// Real jobs stay far below: 126 layers × 512 micro-batches is about half a million ops.
+inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
+
 struct ScheduleOptions {
   // Gradient bucket size (PyTorch DDP bucket_cap_mb = 25, i.e. 25 MiB; DeepSpeed's
   // reduce_bucket_size plays the same role for ZeRO-1/2). Must be >= 1 byte.
@@ -51,13 +57,15 @@ struct ScheduleOptions {
   // collective stay exposed. Volumes are unchanged (tp collectives of 1/tp the buffer each).
   // Blocks holding ring attention (cp > 1) are not chunked.
   bool tp_comm_overlap = false;
+  // The most ops one stage's schedule may hold, in [1, kMaxScheduleOps]:
+  // past it BuildSchedules refuses the step (kOutOfRange). Smaller limits make a caller fold
+  // long steps sooner (sim/study/fold.h); tests use them to force folding.
+  int64_t max_ops = kMaxScheduleOps;
 };
 
-// The most ops one schedule may hold. A step's ops grow with micro-batches × (layers + units
-// + gradient buckets); past this the schedule and its replay would take gigabytes and
-// minutes, so BuildSchedules refuses it up front (kOutOfRange) instead of building it.
-// Real jobs stay far below: 126 layers × 512 micro-batches is about half a million ops.
-inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
+// Whether `status` is BuildSchedules' refusal of a step over options.max_ops (and not another
+// kOutOfRange, such as the executor's trace limit): the cue for a caller to fold the step.
+bool IsOpLimitRefusal(const Status& status);
 
 // One schedule per pipeline stage, in stage order (one when pp = 1), every kRecv's match set.
 // Errors: kInvalidArgument for inputs Analyze rejects or bucket_bytes < 1 byte;
@@ -65,7 +73,7 @@ inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
 // "Scope": an axis whose model states are not sliced on it, cp states placed unlike dp's,
 // ep > 1 with offloaded states or hybrid shard groups, M / O activations on tp, offloaded or
 // dp-sharded activations, no architecture, correctness errors); kOutOfRange, with the count and
-// what reduces it, when a stage could exceed kMaxScheduleOps; kInternal when a collective has
+// what reduces it, when a stage could exceed options.max_ops; kInternal when a collective has
 // no counterpart in the plan (a bug). The cluster serves Analyze only; no duration is derived.
 // Complexity: Analyze, then O(ops) per stage (ops ~ m x (layers + units) + buckets x syncs),
 // O(ops log ops) to match receives; memory reserved up front at the stage's op bound.

@@ -100,9 +100,11 @@ Status CheckSimulateOptions(const SimulateOptions& options);
 // "0-7,64" -> {0..7, 64}: sorted, distinct ranks below `world`; messages name --trace-ranks.
 StatusOr<std::vector<int64_t>> ParseRankList(std::string_view text, int64_t world);
 
-// Builds the cluster and replays one training step of every pipeline stage on it.
+// Builds the cluster and replays one training step of every pipeline stage on it; a step over
+// the schedule op limit is folded (study/fold.h: SimResult::folded_from says so).
 // Errors: CheckSimulateOptions'; the cluster's; the executor's refusals (kInvalidArgument,
-// kOutOfRange for too large a trace, kInternal for a deadlock).
+// kOutOfRange for too large a trace, kInternal for a deadlock); the fold's (kOutOfRange: a
+// folded step with a trace, or one that is not periodic).
 // Complexity: the executor's (events × log events); seconds for the largest examples.
 StatusOr<SimResult> Simulate(const Scenario& scenario, const SimulateOptions& options = {});
 

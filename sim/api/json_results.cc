@@ -239,7 +239,7 @@ Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::Ranke
   j["sequence_parallel"] = c.sequence_parallel && c.mesh.tp > 1;
   if (exhaustive != nullptr) AddExhaustiveKnobs(c, *exhaustive, j);
   j["step_time_s"] = row.step().ToSeconds();
-  j["source"] = row.simulated_step ? "simulated" : "estimated";
+  j["source"] = !row.simulated_step ? "estimated" : row.folded ? "folded" : "simulated";
   j["estimated_step_time_s"] = s.estimate.total.ToSeconds();
   j["memory_bytes"] = s.memory.count();
   j["headroom_bytes"] = s.headroom().count();
@@ -286,6 +286,8 @@ Json SimulationJson(const SimResult& r) {
   j["mfu"] = r.mfu;
   j["hfu"] = r.hfu;
   j["tokens_per_second"] = r.tokens_per_second;
+  // Only folded steps carry the key, so full replays' output is unchanged.
+  if (!r.folded_from.empty()) j["folded_from_micro_batches"] = r.folded_from;
   if (single) {
     AddRoleTimes(r, r.roles.front(), /*with_p2p=*/false, j);
     j["comm"] = RoleCommJson(r.roles.front());

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "sim/study/fold.h"
 #include "sim/study/network_choice.h"
 #include "strategies/analyzer.h"
 #include "topology/cluster.h"
@@ -128,7 +129,8 @@ StatusOr<SimResult> Simulate(const Scenario& scenario, const SimulateOptions& op
   }
   executor.trace_ranks = options.trace_ranks;
   executor.trace = options.trace;
-  return sim::SimulateStep(cluster, scenario.model, scenario.training, scenario.strategy, executor);
+  return study::SimulateStepFolded(cluster, scenario.model, scenario.training, scenario.strategy,
+                                   executor);
 }
 
 // ---------------------------------------------------------------------------------- sweep

@@ -303,6 +303,15 @@ std::string MultiRoleLines(const SimResult& r) {
   return out;
 }
 
+// A folded step (sim/study/fold.h) says so and from which replays.
+std::string FoldedLine(const SimResult& r) {
+  const std::vector<int64_t>& m = r.folded_from;  // three replays (sim/study/fold.h)
+  return fmt::format(
+      "folded          {} micro-batches are over the op limit: replayed at {}, {} and {} and "
+      "extended linearly (docs/scale.md)\n",
+      r.plan.micro_batches, m.at(0), m.at(1), m.at(2));
+}
+
 std::string SimulationTable(const SimResult& r) {
   std::string out;
   out +=
@@ -315,6 +324,7 @@ std::string SimulationTable(const SimResult& r) {
       "{:.1f}% (recompute included)\n",
       100.0 * r.mfu, ToString(r.peak), 100.0 * r.hfu);
   out += fmt::format("throughput      {:.0f} tokens/s\n", r.tokens_per_second);
+  if (!r.folded_from.empty()) out += FoldedLine(r);
   out += r.roles.size() == 1 ? SingleRoleLines(r) : MultiRoleLines(r);
   bool header = false;
   for (const LinkKindStats& l : r.links) {

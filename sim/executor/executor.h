@@ -241,6 +241,9 @@ struct SimResult {
   std::vector<LinkKindStats> links;
   std::vector<strategies::Finding> findings;  // "out-of-memory", one per role that does not fit
   strategies::Plan plan;                      // the analytic plan of the same inputs
+  // Empty when every micro-batch was replayed. Else the step was folded (sim/study/fold.h):
+  // the micro-batch counts of the shorter replays its figures were extrapolated from.
+  std::vector<int64_t> folded_from;
 };
 
 // What ExecuteSchedules needs besides the schedules: where the ranks sit and how fast they are.

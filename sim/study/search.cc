@@ -15,11 +15,17 @@
 #include "base/check.h"
 #include "base/errors.h"
 #include "sim/executor/executor.h"
+#include "sim/study/fold.h"
 #include "sim/study/network_choice.h"
 #include "topology/cluster.h"
 
 namespace placesim::study {
 namespace {
+
+// Tier 2's op limit per stage schedule: longer steps are folded (fold.h), which keeps a
+// search of long accumulation schedules to seconds and well under a gigabyte; folding is
+// within 0.1% of the full replay (tests/study/fold_test.cc).
+constexpr int64_t kSearchMaxOps = int64_t{1} << 16;
 
 // Simulates one row; a row the executor refuses keeps its estimate and says why.
 void SimulateRow(const sim::Scenario& scenario, const topology::Cluster& cluster,
@@ -34,13 +40,14 @@ void SimulateRow(const sim::Scenario& scenario, const topology::Cluster& cluster
     return;
   }
   StatusOr<sim::SimResult> sim =
-      sim::SimulateStep(cluster, scenario.model,
-                        strategies::CandidateTraining(c, scenario.training), *strategy, options);
+      SimulateStepFolded(cluster, scenario.model,
+                         strategies::CandidateTraining(c, scenario.training), *strategy, options);
   if (!sim.ok()) {
     row.simulation_error = sim.status().message();
     return;
   }
   row.simulated_step = sim->step_time;
+  row.folded = !sim->folded_from.empty();
   row.simulated_mfu = sim->mfu;
   row.simulated_utilization = sim::economics::ComputeBusyFraction(*sim);
 }
@@ -70,6 +77,7 @@ std::string SimulateTop(const sim::Scenario& scenario, std::vector<RankedCandida
     return "cannot simulate; every row keeps its estimate: " + cluster.status().message();
   }
   sim::ExecutorOptions base = sim::ExecutorOptionsFromSettings(scenario.simulation);
+  base.schedule.max_ops = std::min(base.schedule.max_ops, kSearchMaxOps);
   if (const std::optional<std::string> model = NetworkOverride(network)) {
     base.network = *model;
   }

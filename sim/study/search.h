@@ -50,6 +50,7 @@ struct RankedCandidate {
   std::optional<Duration> simulated_step;
   double simulated_mfu = 0;
   double simulated_utilization = 0;  // the simulated step's compute-busy share
+  bool folded = false;               // simulated_step was folded (fold.h), not replayed in full
   std::string simulation_error;      // why the executor refused it; empty otherwise
   // Only when the scenario has an `economics` message: the simulated step's figures, else
   // the estimate's step time at the TDP bound (u = 1, tdp_bound set: an upper bound on power).

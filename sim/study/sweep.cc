@@ -23,6 +23,7 @@
 #include "base/units.h"
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
+#include "sim/study/fold.h"
 #include "strategies/analyzer.h"
 #include "strategies/plan.h"
 #include "topology/cluster.h"
@@ -256,7 +257,7 @@ Status SimulatePoint(const sim::Scenario& scenario, const SweepRunOptions& optio
   sim::ExecutorOptions executor = sim::ExecutorOptionsFromSettings(scenario.simulation);
   if (options.network) executor.network = *options.network;
   StatusOr<sim::SimResult> result =
-      sim::SimulateStep(*cluster, scenario.model, scenario.training, scenario.strategy, executor);
+      SimulateStepFolded(*cluster, scenario.model, scenario.training, scenario.strategy, executor);
   if (!result.ok()) return result.status();
   Bytes peak;
   Duration exposed = Duration::Zero();

@@ -4,12 +4,25 @@
 #include <fmt/ranges.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strategies/cost/arith.h"
+#include "strategies/schedule.h"
 #include "strategies/schedule/internal/stage_builder.h"
 
-namespace placesim::strategies::schedule_internal {
+namespace placesim::strategies {
+namespace {
+// The opening of BoundOps' refusal, by which IsOpLimitRefusal knows it.
+constexpr std::string_view kOpLimitOpening = "the step's schedule would need up to";
+}  // namespace
+
+bool IsOpLimitRefusal(const Status& status) {
+  return status.code() == StatusCode::kOutOfRange &&
+         std::string_view(status.message()).starts_with(kOpLimitOpening);
+}
+
+namespace schedule_internal {
 
 using cost::CeilDiv;
 using topology::Axis;
@@ -123,6 +136,10 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
     return InvalidArgumentError(
         fmt::format("bucket_bytes {}: must be >= 1 byte", options.bucket_bytes.count()));
   }
+  if (options.max_ops < 1 || options.max_ops > kMaxScheduleOps) {
+    return InvalidArgumentError(
+        fmt::format("max_ops {}: must be between 1 and {}", options.max_ops, kMaxScheduleOps));
+  }
   return OkStatus();
 }
 
@@ -155,15 +172,17 @@ Status BoundOps(StepContext& c) {
   const double bound = M * (per_layer * L + 11.0 * U + 11.0 + 4.0 * c.v) +
                        (K + 1.0) * 5.0 * (each ? M : 1.0) + 2.0 * (K + 1.0 + U) + 20.0;
   c.ops_bound = bound;
-  if (bound <= static_cast<double>(kMaxScheduleOps)) return OkStatus();
+  const int64_t limit = c.options->max_ops;
+  if (bound <= static_cast<double>(limit)) return OkStatus();
   const std::string buckets_part =
       c.t_gather ? std::string()
                  : fmt::format(", {} gradient buckets of {} elements", bucket_count, c.per_bucket);
   return OutOfRangeError(fmt::format(
-      "the step's schedule would need up to {:.0f} ops ({} micro-batches × {} layers{}); "
+      "{} {:.0f} ops ({} micro-batches × {} layers{}); "
       "the limit is {}: use fewer micro-batches (global_batch / (micro_batch × dp)){} layers{}",
-      bound, c.m, c.max_stage_layers, buckets_part, kMaxScheduleOps,
+      kOpLimitOpening, bound, c.m, c.max_stage_layers, buckets_part, limit,
       c.t_gather ? " or fewer" : ", fewer", c.t_gather ? "" : " or larger gradient buckets"));
 }
 
-}  // namespace placesim::strategies::schedule_internal
+}  // namespace schedule_internal
+}  // namespace placesim::strategies

@@ -320,14 +320,24 @@ TEST(SimulateCommand, ExpertParallelScenariosWithOffloadedStatesAreRefusedWithTh
   EXPECT_THAT(r.err, HasSubstr("ep=2 with params R, grads O, optimizer O"));
 }
 
-TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsRefusedQuickly) {
+TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsFoldedQuickly) {
   // 8e7 / (4 x dp 2) = 1e7 micro-batches: valid training fields, but the step's schedule
-  // would take gigabytes; it must be refused, with the limit, before it is built.
+  // would take gigabytes; it is never built: the step is folded from replays of 4, 5 and 6
+  // micro-batches (pp 1: period 1, at least 4 in; sim/study/fold.h), and says so.
   Result r = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--set",
                           "training.global_batch=80000000"});
-  EXPECT_EQ(r.code, kExitBadInput);
-  EXPECT_THAT(r.err, HasSubstr("10000000 micro-batches"));
-  EXPECT_THAT(r.err, HasSubstr("the limit is 4194304"));
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("folded          10000000 micro-batches are over the op limit: "
+                               "replayed at 4, 5 and 6"));
+  // With a trace there is no timeline to write: refused, with the limit, before it is built.
+  const std::string trace = (std::filesystem::temp_directory_path() / "fold-trace.json").string();
+  Result traced = RunPlacesim({"simulate", Example("tiny-gpt-zero3-2gpu.textproto"), "--set",
+                               "training.global_batch=80000000", "--trace", trace});
+  EXPECT_EQ(traced.code, kExitBadInput);
+  EXPECT_THAT(traced.err, HasSubstr("10000000 micro-batches"));
+  EXPECT_THAT(traced.err, HasSubstr("the limit is 4194304"));
+  EXPECT_THAT(traced.err, HasSubstr("drop --trace"));
+  std::filesystem::remove(trace);
 }
 
 // A step longer than 2^63 - 1 ps (about 106.75 days) is refused with the limit: never an internal
