@@ -58,7 +58,8 @@ TEST(ChakraCli, ReplayJsonAndTraceAreDeterministic) {
 TEST(ChakraCli, SimulateChakraOutThenReplayGivesTheSameStepTime) {
   const std::string prefix = TempPath("astra");
   Outcome sim =
-      RunPlacesim({"simulate", AstraScenario(), "--chakra-out", prefix, "--format", "json"});
+      RunPlacesim({"simulate", AstraScenario(), "--chakra-out", prefix, "--format", "json", "--set",
+                   "simulation.protocol_cost=false"});  // the replay has no protocol cost
   ASSERT_EQ(sim.code, kExitOk) << sim.err;
   for (int r = 0; r < 8; ++r) {
     EXPECT_TRUE(std::filesystem::exists(prefix + "." + std::to_string(r) + ".et")) << r;
