@@ -137,7 +137,8 @@ std::string FormatPlacementTable(const Plan& plan) {
   return out;
 }
 
-std::string FormatPlanTable(const Plan& plan) {
+// The first lines of the plan table: model, strategy, training, pipeline and FLOPs.
+std::string FormatPlanHeader(const Plan& plan) {
   std::string out;
   const topology::MeshShape& m = plan.mesh;
   out += fmt::format("model     {} ({} parameters)\n",
@@ -165,6 +166,11 @@ std::string FormatPlanTable(const Plan& plan) {
     out += fmt::format("flops     {:.3e} per iteration (Narayanan et al. 2021, eq. 3)\n",
                        plan.flops_per_iteration.count());
   }
+  return out;
+}
+
+std::string FormatPlanTable(const Plan& plan) {
+  std::string out = FormatPlanHeader(plan);
   out += '\n';
   out += FormatPlacementTable(plan);
 

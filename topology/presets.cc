@@ -25,8 +25,8 @@
 //   * memory_efficiency: fraction of HBM peak a streaming kernel sustains. Measured on H100
 //     SXM: a 1-4 GiB device-to-device copy moves 3.01-3.03 TB/s counting bytes read and
 //     written (0.90 of 3.35); H200 likewise 4.3 of 4.8 TB/s (a PyTorch device-to-device copy
-//     measured 2026-10-28) -> 0.90. Other NVIDIA parts keep 0.85 (STREAM-like copies reach ~85-90% on
-//     HBM), MI300X 0.8.
+//     measured 2026-10-28) -> 0.90. Other NVIDIA parts keep 0.85 (STREAM-like copies reach ~85-90%
+//     on HBM), MI300X 0.8.
 //   * kernel_overhead: launch plus tail cost per op (its memory-bound kernels) without
 //     CUDA/HIP graphs, ~4 us on NVIDIA and ~6 us on ROCm, the order measured by small-kernel
 //     launch benchmarks (on H100 here: 7.3 us a kernel for back-to-back one-element PyTorch
@@ -119,9 +119,8 @@ KernelProfile Kernels(int sms, bool waves, double e16, double e8, double attenti
   return k;
 }
 
-std::vector<DeviceSpec> MakeDevices() {
-  std::vector<DeviceSpec> d;
-
+// The Ampere and Volta parts (A100 80/40 GB, V100 16/32 GB).
+void AddAmpereAndVoltaDevices(std::vector<DeviceSpec>& d) {
   // NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column): FP32 19.5 TF; TF32 156 TF
   // (312 with sparsity); BF16/FP16 312 TF (624 with sparsity); no FP8; 80 GB HBM2e at
   // 2,039 GB/s.
@@ -170,7 +169,10 @@ std::vector<DeviceSpec> MakeDevices() {
                  .tdp = Watts(300),
                  .idle_power = Watts(30)});
   }
+}
 
+// The Hopper, Blackwell and AMD parts.
+void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
   // NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column): FP32 67 TF; TF32 989 TF,
   // BF16/FP16 1,979 TF, FP8 3,958 TF, all "with sparsity", hence dense 494.7 / 989.4 /
   // 1,978.9 TF; 80 GB HBM3 at 3.35 TB/s.
@@ -254,6 +256,12 @@ std::vector<DeviceSpec> MakeDevices() {
                .kernels = {},  // no profile: GEMMs at matmul_efficiency
                .tdp = Watts(750),
                .idle_power = Watts(75)});
+}
+
+std::vector<DeviceSpec> MakeDevices() {
+  std::vector<DeviceSpec> d;
+  AddAmpereAndVoltaDevices(d);
+  AddHopperAndLaterDevices(d);
   return d;
 }
 

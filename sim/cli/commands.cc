@@ -359,6 +359,36 @@ void PrintSimulateEconomics(const std::string& format, const SimResult& r,
   }
 }
 
+// --trace-ranks and --trace-window qualify an output; without one they are a mistake.
+bool TraceFlagsConsistent(const std::string& trace_path, const std::string& trace_ranks,
+                          const std::string& trace_window, const std::string& chakra_out,
+                          std::ostream& err) {
+  if (!trace_ranks.empty() && trace_path.empty() && chakra_out.empty()) {
+    err << "placesim simulate: --trace-ranks needs --trace FILE or --chakra-out PREFIX\n";
+    return false;
+  }
+  if (!trace_window.empty() && trace_path.empty()) {
+    err << "placesim simulate: --trace-window needs --trace FILE\n";
+    return false;
+  }
+  return true;
+}
+
+// The step in the requested format; cost and energy only when the scenario asks
+// (docs/economics.md).
+void PrintSimulation(const std::string& format, const Scenario& scenario, const SimResult& result,
+                     std::ostream& out) {
+  if (scenario.economics) {
+    PrintSimulateEconomics(format, result, SimulatedEconomics(scenario, result), out);
+  } else if (format == "json") {
+    out << api::SimulationJson(result).dump(2) << "\n";
+  } else if (format == "csv") {
+    out << SimulationCsv(result);
+  } else {
+    out << SimulationTable(result);
+  }
+}
+
 int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ScenarioArgs a;
   std::string trace_path;
@@ -390,12 +420,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (Status checked = api::CheckSimulateOptions(options); !checked.ok()) {
     return ReportError(err, "simulate", checked);
   }
-  if (!trace_ranks.empty() && trace_path.empty() && chakra_out.empty()) {
-    err << "placesim simulate: --trace-ranks needs --trace FILE or --chakra-out PREFIX\n";
-    return kExitBadInput;
-  }
-  if (!trace_window.empty() && trace_path.empty()) {
-    err << "placesim simulate: --trace-window needs --trace FILE\n";
+  if (!TraceFlagsConsistent(trace_path, trace_ranks, trace_window, chakra_out, err)) {
     return kExitBadInput;
   }
   TraceWindow window;
@@ -456,17 +481,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     Status written = WriteChakraStep(*scenario, chakra_out, chakra_ranks);
     if (!written.ok()) return ReportError(err, "simulate --chakra-out", written);
   }
-  if (scenario->economics) {  // cost and energy only when the scenario asks (docs/economics.md)
-    PrintSimulateEconomics(a.format, *result, SimulatedEconomics(*scenario, *result), out);
-    return kExitOk;
-  }
-  if (a.format == "json") {
-    out << api::SimulationJson(*result).dump(2) << "\n";
-  } else if (a.format == "csv") {
-    out << SimulationCsv(*result);
-  } else {
-    out << SimulationTable(*result);
-  }
+  PrintSimulation(a.format, *scenario, *result, out);
   return kExitOk;
 }
 
