@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <queue>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -58,6 +59,10 @@ struct Call {  // one collective call of a group
   int64_t members = 0;
   Bytes comm_size;
   Duration start;
+  // Transfers of its plan still running (a pipelined plan runs one per phase at once), and
+  // the pipeline fill still to wait once they end (collectives::PipelineFill).
+  int64_t transfers_left = 0;
+  Duration fill;
 };
 
 struct Message {  // one send -> recv
@@ -471,6 +476,7 @@ StatusOr<const CommPlan*> Replayer::PlanOf(int a) {
   const std::string what = fmt::format("comm_group {}", choosing_->group);
   CommPlan plan;
   plan.algorithm = a;
+  plan.pipelined = algorithms_.at(a).pipelined();
   ASSIGN_OR_RETURN(plan.phases, algorithms_.at(a).Plan(kind, *layout, planner_, what.c_str()));
   // As the executor's planner: the analytic bytes default to the flows' own, and the flow
   // classes the analytic time reads are filled in.
@@ -518,7 +524,14 @@ Status Replayer::StartCall(Engine& engine, Call& call, uint64_t id) {
   const sim::collectives::CollectiveCall cc{kind, Bytes::Count(per_member), Bytes::Count(s)};
   ASSIGN_OR_RETURN(const CommPlan* plan, algorithms_.Choose(cc, *layout, forced_, *this));
   ++algorithm_calls_[static_cast<size_t>(plan->algorithm)];
-  StartTransfer(engine, plan->phases, {cc.bytes, cc.buffer_bytes}, kTagCall | id);
+  const sim::TransferSize transfer{cc.bytes, cc.buffer_bytes};
+  const std::vector<std::span<const CommPhase>> transfers = sim::collectives::Transfers(*plan);
+  call.transfers_left = static_cast<int64_t>(transfers.size());
+  call.fill = sim::collectives::PipelineFill(*plan, transfer);
+  if (transfers.empty()) TransferDone(engine, kTagCall | id);
+  for (std::span<const CommPhase> phases : transfers) {
+    StartTransfer(engine, phases, transfer, kTagCall | id);
+  }
   return Status();
 }
 
@@ -600,7 +613,13 @@ void Replayer::TransferDone(Engine& engine, uint64_t tag) {
   const uint64_t what = tag & kTagMask;
   const uint64_t id = tag & ~kTagMask;
   if (what == kTagCall) {
-    const Call& c = calls_[static_cast<size_t>(id)];
+    Call& c = calls_[static_cast<size_t>(id)];
+    if (c.transfers_left > 0 && --c.transfers_left > 0) return;
+    if (c.fill > Duration::Zero()) {
+      engine.ScheduleAfter(std::exchange(c.fill, Duration::Zero()), kTransferDone, 0, tag,
+                           kDonePhase);
+      return;
+    }
     for (int32_t i : c.nodes) Finish(i, kComm, c.start, engine.now());
     return;
   }

@@ -1,6 +1,7 @@
 // Shared pieces of the collective algorithms (see algorithm.h).
 #include "sim/collectives/algorithm.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace placesim::sim::collectives {
@@ -8,14 +9,48 @@ namespace placesim::sim::collectives {
 using strategies::CollectiveKind;
 
 ProtocolCost Algorithm::Cost(const CommPlan& plan, const CollectiveCall& call) const {
-  if (!call.protocol_cost) return {};
-  return CheapestProtocol(nccl_row(), call.kind, plan.ranks, plan.phases, plan.on_network,
-                          TransferSize{call.bytes, call.buffer_bytes});
+  const TransferSize size{call.bytes, call.buffer_bytes};
+  ProtocolCost cost;
+  if (call.protocol_cost) {
+    cost = CheapestProtocol(nccl_row(), call.kind, plan.ranks, plan.phases, plan.on_network, size,
+                            plan.pipelined);
+  }
+  cost.overhead += PipelineFill(plan, size);
+  return cost;
 }
 
 Duration Algorithm::Estimate(const CommPlan& plan, const CollectiveCall& call) const {
-  return AnalyticTime(plan.phases, TransferSize{call.bytes, call.buffer_bytes}) +
-         Cost(plan, call).overhead;
+  return PlanTime(plan, TransferSize{call.bytes, call.buffer_bytes}) + Cost(plan, call).overhead;
+}
+
+Duration PlanTime(const CommPlan& plan, TransferSize size) {
+  if (!plan.pipelined) return AnalyticTime(plan.phases, size);
+  Duration longest = Duration::Zero();
+  for (size_t k = 0; k < plan.phases.size(); ++k) {
+    longest = std::max(longest, AnalyticTime(std::span(plan.phases).subspan(k, 1), size));
+  }
+  return longest;
+}
+
+Duration PipelineFill(const CommPlan& plan, TransferSize size) {
+  if (!plan.pipelined) return Duration::Zero();
+  const Duration rest = AnalyticTime(plan.phases, size) - PlanTime(plan, size);
+  const int64_t chunks = std::max<int64_t>(
+      1, (size.buffer_bytes.count() + kPipelineChunk.count() - 1) / kPipelineChunk.count());
+  return Duration::Picoseconds(rest.picoseconds() / chunks);
+}
+
+std::vector<std::span<const CommPhase>> Transfers(const CommPlan& plan) {
+  std::vector<std::span<const CommPhase>> out;
+  const std::span<const CommPhase> all(plan.phases);
+  bool moves = false;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (all[k].flows.empty()) continue;
+    moves = true;
+    if (plan.pipelined) out.push_back(all.subspan(k, 1));
+  }
+  if (moves && !plan.pipelined) out.push_back(all);
+  return out;
 }
 
 bool SplitsBuffer(const CollectiveCall& call) {

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -71,6 +72,10 @@ struct CommPlan {
   // the members per group: what the protocol cost (nccl_model.h) reads. Set with the plan.
   std::vector<uint8_t> on_network;
   int64_t ranks = 0;
+  // The phases run at once, each one its own transfer, the call ending when the last one
+  // does: an algorithm that pipelines its phases in chunks (Algorithm::pipelined). Set with
+  // the plan. False: the phases run one after another.
+  bool pipelined = false;
 };
 
 // Routes between GPUs, for the flows of a plan (the executor's CommPlanner).
@@ -115,14 +120,36 @@ class Algorithm {
                                                 const char* what) const = 0;
   // The row of NCCL's tuning tables its per-call cost follows (nccl_model.h).
   virtual NcclRow nccl_row() const { return NcclRow::kRing; }
-  // The protocol NCCL would run `call` with on `plan` and the time it adds to the plan's
-  // alpha-beta time (CheapestProtocol); Simple at no cost when !call.protocol_cost. REQUIRES:
-  // `plan` was built by this algorithm, with its on_network filled. O(phases x distinct routes).
+  // Whether its phases run at once, pipelined in chunks of the buffer (CommPlan::pipelined),
+  // rather than one after another.
+  virtual bool pipelined() const { return false; }
+  // What `call` on `plan` costs beyond its transfers: the protocol NCCL would run it with and
+  // the time that protocol adds (CheapestProtocol; Simple at no cost when !call.protocol_cost),
+  // plus the pipeline fill of a pipelined plan (PipelineFill), which is charged either way.
+  // REQUIRES: `plan` was built by this algorithm, with its on_network filled.
+  // O(phases x distinct routes).
   ProtocolCost Cost(const CommPlan& plan, const CollectiveCall& call) const;
   // The analytic estimate "auto" compares: by default the plan's alpha-beta time, no
-  // contention (AnalyticTime), plus Cost's overhead. REQUIRES: as Cost.
+  // contention (PlanTime), plus Cost's overhead. REQUIRES: as Cost.
   virtual Duration Estimate(const CommPlan& plan, const CollectiveCall& call) const;
 };
+
+// The buffer a pipelined plan moves per chunk: NCCL's default staging buffer per channel and
+// peer, NCCL_BUFFSIZE = 4 MiB (DEFAULT_BUFFSIZE in NVIDIA/nccl src/init.cc), which the
+// Simple protocol fills before the next stage of the pipeline can start on it.
+inline constexpr Bytes kPipelineChunk = MiB(4);
+
+// The plan's alpha-beta time, no contention: its phases' AnalyticTime summed, or their
+// longest when the plan is pipelined. O(phases x distinct routes).
+Duration PlanTime(const CommPlan& plan, TransferSize size);
+// What chunking adds to a pipelined plan's longest phase: the first chunk has to pass the
+// other phases before the last one can, (sum of phase times - longest) / C for C =
+// ceil(S / kPipelineChunk) chunks, so a buffer of one chunk runs its phases back to back.
+// Zero for a plan that is not pipelined. O(phases x distinct routes).
+Duration PipelineFill(const CommPlan& plan, TransferSize size);
+// The transfers a plan starts: one per phase that moves bytes when pipelined, all of its
+// phases as one transfer otherwise (empty when nothing moves).
+std::vector<std::span<const CommPhase>> Transfers(const CommPlan& plan);
 
 // Helpers for implementations.
 

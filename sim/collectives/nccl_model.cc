@@ -65,13 +65,15 @@ PhaseRoute Slowest(const CommPhase& ph) {
 
 Duration Overhead(NcclRow row, Protocol p, CollectiveKind kind, int64_t ranks,
                   std::span<const CommPhase> phases, std::span<const uint8_t> on_network,
-                  TransferSize size) {
+                  TransferSize size, bool pipelined) {
   const int proto = static_cast<int>(p);
   const int r = static_cast<int>(row);
   bool multi_node = false;
   for (uint8_t net : on_network) multi_node |= net != 0;
   Duration latency = Microseconds(kBaseLatUs[r][proto]);
-  double slower_ps = 0;  // the bandwidth the protocol gives up, in picoseconds
+  double slower_ps = 0;   // the bandwidth the protocol gives up, in picoseconds
+  double longest_ps = 0;  // pipelined: the longest phase at full bandwidth, and at the share
+  double longest_slowed_ps = 0;
   const double eff = Efficiency(row, p, kind, multi_node);
   for (size_t k = 0; k < phases.size(); ++k) {
     const CommPhase& ph = phases[k];
@@ -83,11 +85,14 @@ Duration Overhead(NcclRow row, Protocol p, CollectiveKind kind, int64_t ranks,
     const Duration floor = Microseconds(hop_us);
     if (floor > route.latency) latency += (floor - route.latency) * std::max<int64_t>(ph.steps, 1);
     const Bytes bytes = AnalyticPhaseBytes(ph, size);
-    slower_ps +=
-        static_cast<double>(
-            DrainTime(static_cast<double>(bytes.count()), route.bytes_per_second).picoseconds()) *
-        (1.0 / eff - 1.0);
+    const double drain_ps = static_cast<double>(
+        DrainTime(static_cast<double>(bytes.count()), route.bytes_per_second).picoseconds());
+    slower_ps += drain_ps * (1.0 / eff - 1.0);
+    longest_ps = std::max(longest_ps, drain_ps);
+    longest_slowed_ps = std::max(longest_slowed_ps, drain_ps / eff);
   }
+  // Phases that run at once lose bandwidth at once: the call is as slow as its slowest phase.
+  if (pipelined) slower_ps = longest_slowed_ps - longest_ps;
   // NCCL's plateau: a multi-node ring all-reduce under Simple, past n / 16 x 64 KiB.
   if (row == NcclRow::kRing && p == Protocol::kSimple && multi_node &&
       kind == CollectiveKind::kAllReduce &&
@@ -113,11 +118,12 @@ std::string_view ProtocolName(Protocol p) {
 
 ProtocolCost CheapestProtocol(NcclRow row, CollectiveKind kind, int64_t ranks,
                               std::span<const CommPhase> phases,
-                              std::span<const uint8_t> on_network, TransferSize size) {
+                              std::span<const uint8_t> on_network, TransferSize size,
+                              bool pipelined) {
   ProtocolCost best;
   bool first = true;
   for (Protocol p : {Protocol::kLL, Protocol::kLL128, Protocol::kSimple}) {
-    const Duration d = Overhead(row, p, kind, ranks, phases, on_network, size);
+    const Duration d = Overhead(row, p, kind, ranks, phases, on_network, size, pipelined);
     if (first || d < best.overhead) best = {p, d};
     first = false;
   }

@@ -56,11 +56,14 @@ struct ProtocolCost {
 
 // The cheapest protocol for a call whose plan has `phases` (with FinishPhase's classes filled)
 // and `on_network[k]` set when phase k has a flow that leaves its node, for a call of `kind`
-// over `ranks` members moving `size`. REQUIRES: on_network.size() == phases.size().
+// over `ranks` members moving `size`. `pipelined`: the phases run at once (CommPlan::pipelined),
+// so the bandwidth a protocol gives up is that of the slowest phase, max_k(t_k / eff) -
+// max_k(t_k), not the sum over phases. REQUIRES: on_network.size() == phases.size().
 // O(phases x distinct routes).
 ProtocolCost CheapestProtocol(NcclRow row, strategies::CollectiveKind kind, int64_t ranks,
                               std::span<const CommPhase> phases,
-                              std::span<const uint8_t> on_network, TransferSize size);
+                              std::span<const uint8_t> on_network, TransferSize size,
+                              bool pipelined = false);
 
 }  // namespace placesim::sim::collectives
 

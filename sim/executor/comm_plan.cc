@@ -267,6 +267,7 @@ StatusOr<CommPlan> CommPlanner::BuildPlan(const Op& op, const GroupLayout& layou
                                        a.name(), topology::AxisName(op.axis));
   CommPlan plan;
   plan.algorithm = algorithm;
+  plan.pipelined = a.pipelined();
   ASSIGN_OR_RETURN(plan.phases, a.Plan(op.collective, layout, *this, what.c_str()));
   return plan;
 }

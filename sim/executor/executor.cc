@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -165,6 +166,8 @@ class Runner {
   void StartReady(Engine& engine);
   void PollLane(Engine& engine, Lane& lane);
   void StartOp(Engine& engine, Lane& lane, int32_t i);
+  // Op i's transfers end `transfer` from now; it finishes after its own duration beyond that.
+  void ScheduleDone(Engine& engine, int32_t i, Duration transfer);
   void FinishOp(Engine& engine, int32_t i);
   // Op i finished: its successors lose a dep, and the lanes of those left with none get polled.
   void Release(int32_t i);
@@ -206,6 +209,13 @@ class Runner {
   // Execution state.
   LaneSet dirty_;                   // lanes that may start an op
   std::vector<uint64_t> finished_;  // ops whose transfers a network wake ended
+  // Ops of a pipelined plan (CommPlan::pipelined) whose transfers are not all done: how many
+  // the network still runs, and when those it timed at once end.
+  struct Pipelined {
+    int32_t left = 0;
+    Duration timed_end;
+  };
+  std::map<int32_t, Pipelined> pipelined_;
   uint64_t armed_version_ = ~uint64_t{0};
   Duration armed_time_ = Duration::Max();
 
@@ -628,13 +638,29 @@ void Runner::StartOp(Engine& engine, Lane& lane, int32_t i) {
     ++result.protocol_calls[static_cast<size_t>(protocol_[static_cast<size_t>(i)])];
   }
   CountUnreplayed(*plan, op);
-  // A transfer's own duration (its protocol cost, zero for copies) follows its flows.
-  if (const std::optional<Duration> d = network_->Start(
-          engine.now(), plan->phases, {op.bytes, op.buffer_bytes}, static_cast<uint64_t>(i))) {
-    const Duration own = duration_[static_cast<size_t>(i)];
-    engine.ScheduleAfter(*d > Duration::Max() - own ? Duration::Max() : *d + own, kOpDone, 0,
-                         static_cast<uint64_t>(i), kDonePhase);
+  // A transfer's own duration (its protocol cost and pipeline fill, zero for copies) follows
+  // its flows; a pipelined plan's transfers run at once and the op waits for the last.
+  int32_t left = 0;
+  Duration timed = Duration::Zero();
+  for (std::span<const CommPhase> phases : collectives::Transfers(*plan)) {
+    if (const std::optional<Duration> d = network_->Start(
+            engine.now(), phases, {op.bytes, op.buffer_bytes}, static_cast<uint64_t>(i))) {
+      timed = std::max(timed, *d);
+    } else {
+      ++left;
+    }
   }
+  if (left == 0) {
+    ScheduleDone(engine, i, timed);
+  } else if (plan->pipelined) {
+    pipelined_[i] = {left, engine.now() + timed};
+  }
+}
+
+void Runner::ScheduleDone(Engine& engine, int32_t i, Duration transfer) {
+  const Duration own = duration_[static_cast<size_t>(i)];
+  engine.ScheduleAfter(transfer > Duration::Max() - own ? Duration::Max() : transfer + own, kOpDone,
+                       0, static_cast<uint64_t>(i), kDonePhase);
 }
 
 void Runner::StartReady(Engine& engine) {
@@ -736,8 +762,14 @@ Status Runner::Handle(Engine& engine, const Event& e) {
     finished_.clear();
     network_->AdvanceTo(engine.now(), finished_);
     for (uint64_t i : finished_) {
-      if (duration_[i] > Duration::Zero()) {
-        engine.ScheduleAfter(duration_[i], kOpDone, 0, i, kDonePhase);
+      Duration wait = Duration::Zero();
+      if (auto it = pipelined_.find(static_cast<int32_t>(i)); it != pipelined_.end()) {
+        if (--it->second.left > 0) continue;
+        wait = std::max(Duration::Zero(), it->second.timed_end - engine.now());
+        pipelined_.erase(it);
+      }
+      if (wait + duration_[i] > Duration::Zero()) {
+        ScheduleDone(engine, static_cast<int32_t>(i), wait);
       } else {
         FinishOp(engine, static_cast<int32_t>(i));
       }

@@ -38,7 +38,9 @@
 //              one node), S = the op's buffer_bytes,
 //              alpha = a flow's route latency, B = its route bottleneck. An op runs its phases
 //              one after the other; a phase starts its flows together and ends when the last
-//              one ends; the op ends with its last phase. A flow that stands for k pipelined
+//              one ends; the op ends with its last phase. A pipelined plan (hierarchical;
+//              CommPlan::pipelined) runs its phases at once, each its own transfer, and ends
+//              with the last of them plus the pipeline fill (collectives::PipelineFill). A flow that stands for k pipelined
 //              steps pays k x its route latency (the flow network charges the route latency
 //              once, so it gets (k-1) x the route latency as extra latency).
 //     algorithm the registered collective algorithm that runs the call (sim/collectives:

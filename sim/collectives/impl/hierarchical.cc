@@ -2,9 +2,9 @@
 // the member with local position i on each node joins the rail-i ring across nodes, whose flows
 // go through the NIC nearest each end GPU (NIC floor(i' x nics / gpus) for the GPU of local
 // index i'), as rail-optimized fabrics intend. Phases and per-flow volumes:
-//   all-reduce      intra reduce-scatter (L-1)/L S, k = L-1;
-//                   per-rail all-reduce of S/L: 2(M-1)/M x S/L, k = 2(M-1);
-//                   intra all-gather (L-1)/L S, k = L-1.
+//   all-reduce      intra reduce-scatter (L-1)/L S, k = L-1, and intra all-gather, the same,
+//                   run as one phase of 2(L-1)/L S, k = 2(L-1) (see "Pipelined" below);
+//                   per-rail all-reduce of S/L: 2(M-1)/M x S/L, k = 2(M-1).
 //   reduce-scatter  intra reduce-scatter (L-1)/L S; per-rail reduce-scatter of S/L:
 //                   (M-1)/M x S/L, k = M-1.
 //   all-gather      per-rail all-gather to S/L: (M-1)/M x S/L, k = M-1; intra all-gather
@@ -13,6 +13,11 @@
 // that per all-reduce), the ring's volume, but only 1/L of it crosses the NIC. Intra phases are
 // skipped when L = 1. It applies to those three kinds with a non-empty buffer over groups that
 // span nodes with the same number of members on every node; auto prefers it there.
+// Pipelined: NCCL moves the buffer through these stages in chunks (its channels' staging
+// buffers), so the NVLink and the NIC phases run at once and the call takes about the longest
+// of them plus the fill of one chunk (CommPlan::pipelined, PipelineFill), not their sum; on a
+// flow network the intra reduce-scatter and all-gather of an all-reduce then share NVLink, as
+// their chunks do.
 // Thread-safety: immutable.
 #include <utility>
 
@@ -40,6 +45,7 @@ class Hierarchical final : public Algorithm {
                        const GroupLayout& /*layout*/) const override {
     return AutoRole::kPreferred;
   }
+  bool pipelined() const override { return true; }
   StatusOr<std::vector<CommPhase>> Plan(CollectiveKind kind, const GroupLayout& layout,
                                         Routes& routes, const char* what) const override {
     PLACESIM_CHECK(!layout.per_node.empty());
@@ -49,17 +55,18 @@ class Hierarchical final : public Algorithm {
     std::vector<StatusOr<CommPhase>> phases;
     switch (kind) {
       case CollectiveKind::kAllReduce:
-        if (intra) phases.push_back(Intra(layout, routes, what));
+        // The intra reduce-scatter and all-gather run at once on the same NVLink rings, so
+        // they are one phase carrying both: 2(L-1)/L S over 2(L-1) steps.
+        if (intra) phases.push_back(Intra(layout, routes, what, 2));
         phases.push_back(Rails(layout, routes, what, 2, 2 * (m - 1)));
-        if (intra) phases.push_back(Intra(layout, routes, what));
         break;
       case CollectiveKind::kReduceScatter:
-        if (intra) phases.push_back(Intra(layout, routes, what));
+        if (intra) phases.push_back(Intra(layout, routes, what, 1));
         phases.push_back(Rails(layout, routes, what, 1, m - 1));
         break;
       case CollectiveKind::kAllGather:
         phases.push_back(Rails(layout, routes, what, 1, m - 1));
-        if (intra) phases.push_back(Intra(layout, routes, what));
+        if (intra) phases.push_back(Intra(layout, routes, what, 1));
         break;
       default:
         PLACESIM_CHECK(false);
@@ -73,14 +80,16 @@ class Hierarchical final : public Algorithm {
   }
 
  private:
-  // Intra-node rings (one per node of every group), carrying (L-1)/L S over L-1 steps.
-  static StatusOr<CommPhase> Intra(const GroupLayout& layout, Routes& routes, const char* what) {
+  // Intra-node rings (one per node of every group), carrying factor x (L-1)/L S over
+  // factor x (L-1) steps.
+  static StatusOr<CommPhase> Intra(const GroupLayout& layout, Routes& routes, const char* what,
+                                   int64_t factor) {
     const int64_t m = static_cast<int64_t>(layout.per_node[0].size());
     const int64_t l = layout.n / m;
     CommPhase ph;
-    ph.num = l - 1;
+    ph.num = factor * (l - 1);
     ph.den = l;
-    ph.steps = l - 1;
+    ph.steps = factor * (l - 1);
     for (const auto& by_node : layout.per_node) {
       for (const std::vector<VertexId>& ring : by_node) {
         RETURN_IF_ERROR(AddRing(routes, ring, what, ph));
