@@ -59,6 +59,12 @@ ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) 
   o.schedule.sync_grads_every_micro_batch = settings.sync_grads_every_micro_batch;
   o.schedule.tp_comm_overlap = settings.tp_comm_overlap;
   o.protocol_cost = settings.protocol_cost;
+  if (settings.gather_granularity.has_value()) {
+    o.schedule.gather_granularity = *settings.gather_granularity == "per-parameter"
+                                        ? strategies::GatherGranularity::kPerParameter
+                                        : strategies::GatherGranularity::kPerUnit;
+  }
+  o.schedule.overlap_grad_reduce = settings.overlap_grad_reduce;
   return o;
 }
 

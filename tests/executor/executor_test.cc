@@ -646,7 +646,11 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   s.gradient_bucket_size = MiB(50);
   s.prefetch_depth = 3;
   s.sync_grads_every_micro_batch = true;
+  s.gather_granularity = "per-parameter";
+  s.overlap_grad_reduce = false;
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
+  EXPECT_EQ(o.schedule.gather_granularity, strategies::GatherGranularity::kPerParameter);
+  EXPECT_EQ(o.schedule.overlap_grad_reduce, false);
   EXPECT_EQ(o.network, "analytic");
   EXPECT_EQ(o.algorithm, "tree");
   EXPECT_EQ(o.schedule.bucket_bytes, MiB(50));
@@ -660,6 +664,9 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   EXPECT_EQ(d.algorithm, e.algorithm);
   EXPECT_EQ(d.schedule.bucket_bytes, e.schedule.bucket_bytes);
   EXPECT_EQ(d.schedule.prefetch_depth, e.schedule.prefetch_depth);
+  // Framework overheads left unset: the strategy preset's framework decides.
+  EXPECT_FALSE(d.schedule.gather_granularity.has_value());
+  EXPECT_FALSE(d.schedule.overlap_grad_reduce.has_value());
 }
 
 // ------------------------------------------------------------------ pipeline stages together

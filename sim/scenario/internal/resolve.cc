@@ -998,6 +998,12 @@ class Resolver {
         sim.has_sync_grads_every_micro_batch() && sim.sync_grads_every_micro_batch();
     out.tp_comm_overlap = sim.has_tp_comm_overlap() && sim.tp_comm_overlap();
     out.protocol_cost = !sim.has_protocol_cost() || sim.protocol_cost();
+    if (sim.gather_granularity() == pb::GATHER_GRANULARITY_PER_UNIT) {
+      out.gather_granularity = "per-unit";
+    } else if (sim.gather_granularity() == pb::GATHER_GRANULARITY_PER_PARAMETER) {
+      out.gather_granularity = "per-parameter";
+    }
+    if (sim.has_overlap_grad_reduce()) out.overlap_grad_reduce = sim.overlap_grad_reduce();
   }
 
   // --------------------------------------------------------------------------- economics
