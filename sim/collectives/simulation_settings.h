@@ -40,6 +40,8 @@ struct SimulationSettings {
   std::optional<std::string> gather_granularity;
   // Sharded gradients' reduce-scatters beside the backward (true) or waited for (false).
   std::optional<bool> overlap_grad_reduce;
+  // Host time to issue one layer's kernels per pass; the GPU waits when they are shorter.
+  Duration host_time_per_layer = Duration::Zero();
 };
 
 }  // namespace placesim::sim

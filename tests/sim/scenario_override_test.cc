@@ -294,6 +294,17 @@ TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->simulation.gather_granularity, "per-parameter");
   EXPECT_EQ(s->simulation.overlap_grad_reduce, false);
+  EXPECT_EQ(s->simulation.host_time_per_layer, Duration::Zero());
+  s = Load({"simulation.host_time_per_layer=150 us"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.host_time_per_layer, Microseconds(150));
+  for (const char* bad : {"150", "2 s"}) {
+    s = Load({std::string("simulation.host_time_per_layer=") + bad});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_THAT(s.status().message(), HasSubstr("simulation.host_time_per_layer")) << bad;
+  }
+  EXPECT_THAT(Load({"simulation.host_time_per_layer=2 s"}).status().message(),
+              HasSubstr("must be at most \"1 s\""));
   s = Load({"simulation.gather_granularity=GATHER_GRANULARITY_PER_UNIT"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->simulation.gather_granularity, "per-unit");

@@ -1004,6 +1004,12 @@ class Resolver {
       out.gather_granularity = "per-parameter";
     }
     if (sim.has_overlap_grad_reduce()) out.overlap_grad_reduce = sim.overlap_grad_reduce();
+    DurationField("simulation.host_time_per_layer", sim.has_host_time_per_layer(),
+                  sim.host_time_per_layer(), &out.host_time_per_layer);
+    if (out.host_time_per_layer > Seconds(1)) {
+      problems_.Add("simulation.host_time_per_layer", Quote(sim.host_time_per_layer()),
+                    "must be at most \"1 s\"");
+    }
   }
 
   // --------------------------------------------------------------------------- economics
