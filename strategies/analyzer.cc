@@ -386,6 +386,27 @@ void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char
   }
 }
 
+// fp8 training with Transformer Engine: each transformer layer's GEMM weights are cast to fp8
+// on the step's first micro-batch and kept, with their transposes, for the others (TE's
+// is_first_microbatch weight cache, which Megatron-LM drives under gradient accumulation):
+// Hopper's fp8 GEMMs take only K-major operands, so the backward needs W^T in fp8 beside W.
+// 1 + 1 bytes per element of the layers' tp-sliced parameters (the norms' few elements
+// included; every layer of a heterogeneous MoE model counted as an MoE layer) on top of the
+// bf16 weights. Parameters gathered per use (S*) or streamed from an offload target are cast
+// per use and keep no copy; embedding and output layer stay bf16.
+Bytes Fp8WeightCache(const Context& c, int i) {
+  if (c.training->precision != Precision::kFp8Mixed || !c.arch || c.Offloaded(State::kParams))
+    return Bytes::Zero();
+  for (Axis a : {Axis::kData, Axis::kContext}) {
+    if (c.size(a) > 1 && c.at(a, State::kParams).mode == Mode::kShardedGather) return Bytes::Zero();
+  }
+  const int64_t tpd = c.TpDivisor(State::kParams);
+  const ParameterBreakdown& p = c.params;
+  const int64_t per_layer = LayerDenseElements(p, tpd, false) +
+                            CeilDiv(CeilDiv(p.layer_experts, c.EpDivisor(State::kParams)), tpd);
+  return Bytes::Count(2 * StageLayers(c, i) * per_layer);
+}
+
 // The model states stage `i` keeps on each device, and what its offloaded states occupy off it.
 void AddModelStates(const Context& c, int i, MemoryBreakdown& mem) {
   for (State s : kModelStates) {
@@ -402,6 +423,7 @@ void AddModelStates(const Context& c, int i, MemoryBreakdown& mem) {
       *resident = b;
     }
   }
+  mem.params += Fp8WeightCache(c, i);
 }
 
 // Chunks (one micro-batch through 1/v of the stage's layers) whose activations stage `i`

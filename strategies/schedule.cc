@@ -21,6 +21,22 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
   return BuildSchedulesForPlan(model, training, strategy, plan, options);
 }
 
+const char* GatherGranularityName(GatherGranularity g) {
+  return g == GatherGranularity::kPerParameter ? "per-parameter" : "per-unit";
+}
+
+FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset) {
+  // DeepSpeed: zero_optimization.overlap_comm defaults to false (deepspeed.ai/docs/config-json,
+  // "overlap_comm"); ZeRO-3 fetches each parameter above stage3_param_persistence_threshold in
+  // its module's pre-forward hook (deepspeed/runtime/zero/partitioned_param_coordinator.py).
+  const bool deepspeed = strategy_preset == "zero2" || strategy_preset == "zero3" ||
+                         strategy_preset == "zero-offload" ||
+                         strategy_preset.starts_with("zero-infinity");
+  if (!deepspeed) return FrameworkOverheads{};
+  return FrameworkOverheads{.gather = GatherGranularity::kPerParameter,
+                            .overlap_grad_reduce = false};
+}
+
 AnalyzeOptions ScheduleAnalyzeOptions(const ScheduleOptions& options) {
   AnalyzeOptions analyze_options;
   analyze_options.prefetch_depth = std::max(0, options.prefetch_depth);

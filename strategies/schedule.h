@@ -21,6 +21,8 @@
 #define PLACESIM_STRATEGIES_SCHEDULE_H_
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -38,6 +40,29 @@ namespace placesim::strategies {
 // minutes, so BuildSchedules refuses it up front (kOutOfRange) instead of building it.
 // Real jobs stay far below: 126 layers × 512 micro-batches is about half a million ops.
 inline constexpr int64_t kMaxScheduleOps = int64_t{1} << 22;  // 4,194,304
+
+// How a framework all-gathers one gathered unit (ZeRO-3 / FSDP): the unit's flat parameter in
+// one collective (FSDP), or one collective per weight matrix of each of its layers (DeepSpeed
+// ZeRO-3, whose module hooks fetch parameter by parameter; the norms and biases, below
+// stage3_param_persistence_threshold, ride along with the matrices here). The bytes are the
+// same either way; the count of collectives, and so the per-call latency paid, is not.
+enum class GatherGranularity : uint8_t { kPerUnit, kPerParameter };
+const char* GatherGranularityName(GatherGranularity g);  // "per-unit", "per-parameter"
+
+// What a training framework adds to a schedule beyond the placement (docs/overheads.md).
+struct FrameworkOverheads {
+  GatherGranularity gather = GatherGranularity::kPerUnit;
+  // Sharded gradients' reduce-scatters run beside the backward (true) or the backward waits
+  // for each of them (false).
+  bool overlap_grad_reduce = true;
+};
+
+// The defaults of the framework a strategy preset stands for: DeepSpeed for zero2, zero3,
+// zero-offload and zero-infinity* (per-parameter fetch under ZeRO-3; overlap_comm false, its
+// documented default); PyTorch FSDP, DDP and Megatron-LM for the others (one flat parameter
+// per unit, reduce-scatters on their own stream). An unknown or "custom" name gets the latter.
+// O(1).
+FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset);
 
 struct ScheduleOptions {
   // Gradient bucket size (PyTorch DDP bucket_cap_mb = 25, i.e. 25 MiB; DeepSpeed's
@@ -61,6 +86,9 @@ struct ScheduleOptions {
   // past it BuildSchedules refuses the step (kOutOfRange). Smaller limits make a caller fold
   // long steps sooner (sim/study/fold.h); tests use them to force folding.
   int64_t max_ops = kMaxScheduleOps;
+  // Framework overheads; unset = FrameworkDefaults(strategy.name).
+  std::optional<GatherGranularity> gather_granularity = std::nullopt;
+  std::optional<bool> overlap_grad_reduce = std::nullopt;
 };
 
 // Whether `status` is BuildSchedules' refusal of a step over options.max_ops (and not another

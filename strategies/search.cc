@@ -23,6 +23,7 @@
 #include "strategies/model.h"
 #include "strategies/plan.h"
 #include "strategies/presets.h"
+#include "strategies/schedule.h"
 
 namespace placesim::strategies {
 namespace {
@@ -284,13 +285,17 @@ struct RoleComm {
   // backward (k_bwd), once per step beside the last backward (k_step), after the optimizer
   // (k_after); `tail` the last call of the last backward, `head` the first gather.
   Duration k_fwd, k_bwd, k_step, k_after, tail, head;
+  // Sharded gradients' reduce-scatters that the backward waits for (the framework reduces
+  // without overlap, FrameworkDefaults): exposed whole, summed over the step.
+  Duration blocking;
   bool gathers = false;  // S*: every unit gathered before its forward and its backward
 };
 
 // Charges one data-parallel collective: it runs as `calls` calls, one per gather unit for
 // gathered parameters, one per gradient bucket otherwise (the last one shorter).
 void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, int64_t units,
-                        bool gathered_params, Bytes bucket, const Links& links, RoleComm& k) {
+                        bool gathered_params, bool blocking_reduce, Bytes bucket,
+                        const Links& links, RoleComm& k) {
   const Bytes s = col.buffer_bytes;
   const bool per_unit =
       col.count == 2 * plan.micro_batches || (col.state == State::kGrads && gathered_params);
@@ -300,7 +305,9 @@ void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, int6
   const Duration last_call = CallTime(col.kind, col.group_size, l, last, links);
   const Duration one =
       CallTime(col.kind, col.group_size, l, s / calls, links) * (calls - 1) + last_call;
-  if (col.state == State::kParams && col.count == 2 * plan.micro_batches) {
+  if (blocking_reduce && col.state == State::kGrads && col.kind == CollectiveKind::kReduceScatter) {
+    k.blocking += one * col.count;
+  } else if (col.state == State::kParams && col.count == 2 * plan.micro_batches) {
     k.gathers = true;
     k.k_fwd += one;
     k.k_bwd += one;
@@ -330,11 +337,14 @@ RoleComm ChargeCollectives(const StrategySpec& strategy, const Plan& plan, const
         return IsDataAxis(col.axis) && col.state == State::kParams &&
                col.count == 2 * plan.micro_batches;
       });
+  // The framework's reduction without overlap (docs/overheads.md); the estimate takes the
+  // preset's default, not a scenario's override.
+  const bool blocking_reduce = !FrameworkDefaults(strategy.name).overlap_grad_reduce;
   RoleComm k;
   for (const Collective& col : role.collectives) {
     const int64_t l = MembersOnFirstNode(strategy, col, std::max(1, node.gpus));
     if (IsDataAxis(col.axis) && !(col.axis == Axis::kContext && col.state == State::kActivations)) {
-      ChargeDataParallel(col, l, plan, units, gathered_params, bucket, links, k);
+      ChargeDataParallel(col, l, plan, units, gathered_params, blocking_reduce, bucket, links, k);
       continue;
     }
     const Duration t = CallTime(col.kind, col.group_size, l, col.buffer_bytes, links) * col.count;
@@ -355,7 +365,7 @@ RoleComm ChargeCollectives(const StrategySpec& strategy, const Plan& plan, const
 // compute (gathers phase by phase, since a unit's compute waits for its gather); the last
 // one's backward also carries the once-per-step syncs, of which the last call stays exposed.
 Duration ExposedDataParallel(const RoleComm& k, Duration c_fwd, Duration c_bwd, int64_t m) {
-  Duration dp = k.k_after;
+  Duration dp = k.k_after + k.blocking;
   if (k.gathers) {
     dp += k.head + NonNegative(k.k_fwd - c_fwd) * m + NonNegative(k.k_bwd - c_bwd) * (m - 1) +
           std::max(k.tail, k.k_bwd + k.k_step - c_bwd);

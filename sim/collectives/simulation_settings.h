@@ -8,6 +8,7 @@
 #ifndef PLACESIM_SIM_COLLECTIVES_SIMULATION_SETTINGS_H_
 #define PLACESIM_SIM_COLLECTIVES_SIMULATION_SETTINGS_H_
 
+#include <optional>
 #include <string>
 
 #include "base/units.h"
@@ -34,6 +35,13 @@ struct SimulationSettings {
   bool tp_comm_overlap = false;
   // NCCL's per-call protocol cost on every collective and pipeline send (nccl_model.h).
   bool protocol_cost = true;
+  // Framework overheads (docs/overheads.md); unset = the strategy preset's framework's.
+  // "per-unit" or "per-parameter": how a gathered unit's parameters are all-gathered.
+  std::optional<std::string> gather_granularity;
+  // Sharded gradients' reduce-scatters beside the backward (true) or waited for (false).
+  std::optional<bool> overlap_grad_reduce;
+  // Host time to issue one layer's kernels per pass; the GPU waits when they are shorter.
+  Duration host_time_per_layer = Duration::Zero();
 };
 
 }  // namespace placesim::sim

@@ -60,6 +60,13 @@ ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) 
   o.schedule.sync_grads_every_micro_batch = settings.sync_grads_every_micro_batch;
   o.schedule.tp_comm_overlap = settings.tp_comm_overlap;
   o.protocol_cost = settings.protocol_cost;
+  if (settings.gather_granularity.has_value()) {
+    o.schedule.gather_granularity = *settings.gather_granularity == "per-parameter"
+                                        ? strategies::GatherGranularity::kPerParameter
+                                        : strategies::GatherGranularity::kPerUnit;
+  }
+  o.schedule.overlap_grad_reduce = settings.overlap_grad_reduce;
+  o.host_time_per_layer = settings.host_time_per_layer;
   return o;
 }
 
@@ -151,6 +158,7 @@ class Runner {
   Status SetupNames();
   Status SetupLanes();
   Status SetupOps();
+  void ChargeHostDispatch();
   Status SetupDeps();
   Status SetupTrace();
   Status ResolveCollective(const Lane& lane, int32_t i);
@@ -391,6 +399,7 @@ Status Runner::Setup() {
   }
   RETURN_IF_ERROR(SetupLanes());
   RETURN_IF_ERROR(SetupOps());
+  ChargeHostDispatch();
 
   std::vector<LinkSpec> links;
   links.reserve(static_cast<size_t>(cluster_.num_links()));
@@ -526,6 +535,35 @@ Status Runner::SetupOps() {
     }
   }
   return Status();
+}
+
+// Host dispatch (ExecutorOptions::host_time_per_layer): a layer pass of one micro-batch on one
+// lane is its compute ops of that layer (model-wide, so of one chunk), micro-batch and pass
+// (backward-input and backward-weight are one pass, as autograd issues them); when their
+// kernels take less than the host needs to issue them, the last op of the pass absorbs the
+// difference.
+void Runner::ChargeHostDispatch() {
+  const Duration host = opt_.host_time_per_layer;
+  if (host <= Duration::Zero()) return;
+  using Key = std::tuple<size_t, int32_t, int32_t, int>;
+  std::map<Key, std::pair<Duration, size_t>> passes;  // kernels' time, last op
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    const Lane& lane = lanes_[k];
+    for (size_t j = 0; j < lane.sched->ops.size(); ++j) {
+      const Op& op = lane.sched->ops[j];
+      if (op.kind != OpKind::kCompute || op.layer < 0) continue;
+      const int pass = op.phase == strategies::Phase::kBackwardWeight
+                           ? static_cast<int>(strategies::Phase::kBackwardInput)
+                           : static_cast<int>(op.phase);
+      const size_t i = static_cast<size_t>(lane.offset) + j;
+      auto& [time, last] = passes[Key{k, op.layer, op.micro_batch, pass}];
+      time += duration_[i];
+      last = i;
+    }
+  }
+  for (const auto& [key, pass] : passes) {
+    if (pass.first < host) duration_[pass.second] += host - pass.first;
+  }
 }
 
 Status Runner::CheckRecv(size_t k, size_t j) {

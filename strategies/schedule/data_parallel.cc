@@ -126,6 +126,7 @@ void StageBuilder::EmitSync(int64_t k, int64_t full, int32_t ready, int32_t buck
                                ctx_.dpc, buffer, phase, unit, mb32),
                   {ready});
   }
+  if (ctx_.grads_reduce_scattered && !ctx_.overlap_grad_reduce) blocking_sync_ = last_op;
   if (last_mb) sync_tail_.push_back(last_op);
 }
 
@@ -203,6 +204,26 @@ void StageBuilder::PlanUses() {
   for (int64_t j = 0; j <= ctx_.depth; ++j) EmitGather(j);
 }
 
+// The weights by which a unit's dense gather is split into collectives: {1} (one) per unit,
+// or per layer its weight matrices' sizes (Q, K and V projections as one, the output
+// projection, each MLP matrix). MoE layers split the same way, their expert part aside;
+// multi-latent attention is counted as if it had the plain projections of its head width.
+std::vector<int64_t> StageBuilder::GatherParts(const Unit& unit) const {
+  if (!ctx_.gather_per_parameter || unit.layer_end == unit.layer_begin) return {1};
+  const TransformerSpec& t = ctx_.model->transformer;
+  const int64_t h = t.hidden;
+  const int64_t a = t.heads;
+  const int64_t d = t.head_dim > 0 ? t.head_dim : h / std::max<int64_t>(1, a);
+  const int64_t kv = t.kv_heads > 0 ? t.kv_heads : a;
+  const int64_t f = t.ffn_hidden > 0 ? t.ffn_hidden : 4 * h;
+  std::vector<int64_t> layer = {h * (a * d + 2 * kv * d), a * d * h, h * f, f * h};
+  if (t.gated_mlp) layer.push_back(h * f);
+  std::vector<int64_t> parts;
+  for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l)
+    parts.insert(parts.end(), layer.begin(), layer.end());
+  return parts;
+}
+
 // The gather of use j: it waits until use j - depth - 1 released its buffer. Offloaded
 // parameters are first copied in (H2D or NVMe read) into staging; gathered ones get a buffer.
 void StageBuilder::EmitGather(int64_t j) {
@@ -233,12 +254,18 @@ void StageBuilder::EmitGather(int64_t j) {
   // same experts (none when ep = dp: they are whole on every rank). The buffer holds the
   // whole unit either way, as the plan counts it.
   // On one rank (offloaded parameters, dp x cp = 1) the copy alone brings the unit in.
+  // Per-parameter gathers: one all-gather per weight matrix, issued back to back on the comm
+  // stream; the compute waits for the last.
   const Bytes expert = Bytes::Count(unit.expert * ctx_.bpp.params);
-  int32_t last = ctx_.n > 1
-                     ? Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams,
-                                        ctx_.shard_group, ctx_.n, full - expert, phase, u, mb),
-                           {before})
-                     : before;
+  int32_t last = before;
+  if (ctx_.n > 1) {
+    for (int64_t part : Split((full - expert).count(), GatherParts(unit))) {
+      if (part == 0 && last != before) continue;
+      last = Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.shard_group, ctx_.n,
+                              Bytes::Count(part), phase, u, mb),
+                 {before});
+    }
+  }
   if (unit.expert > 0 && ctx_.expert_n > 1) {
     last = Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.expert_group,
                             ctx_.expert_n, expert, phase, u, mb),

@@ -152,7 +152,9 @@ Status BoundOps(StepContext& c) {
   // (3 more ops) with up to 2 tp collectives per block (12), and the embedding up to 2. Per
   // bucket sync: alloc + 4 (every micro-batch when the gradients are sharded or synchronized
   // each micro-batch). With cp > 1 a layer's three attention passes add up to 3 (cp - 1) ring
-  // exchanges and parts. The step: allocs, optimizer, per part a copy back and an all-gather.
+  // exchanges and parts. Per-parameter gathers split each unit's two gathers into up to
+  // kMaxGatherParts per layer. The step: allocs, optimizer, per part a copy back and an
+  // all-gather.
   const int64_t tp = c.tp;
   const int64_t vh = c.model->transformer.vocab * c.model->transformer.hidden;
   const int64_t layer_elements =
@@ -168,7 +170,8 @@ Status BoundOps(StepContext& c) {
   const bool each = c.g_sharded || c.host_grads || c.options->sync_grads_every_micro_batch;
   const double per_layer = (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(c.cp - 1) +
                            (c.moe ? 15.0 : 0.0) +
-                           (c.options->tp_comm_overlap ? 18.0 * static_cast<double>(tp) : 0.0);
+                           (c.options->tp_comm_overlap ? 18.0 * static_cast<double>(tp) : 0.0) +
+                           (c.gather_per_parameter ? 2.0 * kMaxGatherParts : 0.0);
   const double bound = M * (per_layer * L + 11.0 * U + 11.0 + 4.0 * c.v) +
                        (K + 1.0) * 5.0 * (each ? M : 1.0) + 2.0 * (K + 1.0 + U) + 20.0;
   c.ops_bound = bound;

@@ -60,6 +60,12 @@ int32_t StageBuilder::Add(Op op, std::initializer_list<int32_t> deps) {
   for (int32_t d : deps) {
     if (d >= 0) sched_.deps.push_back(d);
   }
+  // overlap_grad_reduce false: the reduce-scatter runs on the compute stream's queue, so the
+  // next compute waits for it (DeepSpeed without overlap_comm reduces on the current stream).
+  if (op.kind == OpKind::kCompute && blocking_sync_ >= 0) {
+    sched_.deps.push_back(blocking_sync_);
+    blocking_sync_ = -1;
+  }
   op.deps_end = static_cast<int32_t>(sched_.deps.size());
   sched_.ops.push_back(op);
   return static_cast<int32_t>(sched_.ops.size() - 1);

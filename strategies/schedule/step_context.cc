@@ -123,6 +123,10 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   c.chunks = PipelineChunkLayers(stage_layers, c.v);
   c.dpc = c.dp * c.cp;
   PlaceOnData(c);
+  const FrameworkOverheads framework = FrameworkDefaults(strategy.name);
+  c.gather_per_parameter =
+      options.gather_granularity.value_or(framework.gather) == GatherGranularity::kPerParameter;
+  c.overlap_grad_reduce = options.overlap_grad_reduce.value_or(framework.overlap_grad_reduce);
   c.lpu = std::max<int64_t>(1, strategy.layers_per_unit);
   c.per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / c.bpp.grads);
   return c;

@@ -205,10 +205,10 @@ TEST(Api, SearchFindsTheHandDerivedBest) {
   options.jobs = 2;
   StatusOr<SearchResult> r = Search(MustResolve(*source), options);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  // See strategies' FindsTheHandDerivedBest: ZeRO-3 over 8, mb 16, no recompute.
+  // See strategies' FindsTheHandDerivedBest: ZeRO-1 over 8, mb 16, no recompute.
   ASSERT_EQ(r->ranked.size(), 5u);
   EXPECT_EQ(strategies::CandidateLabel(r->ranked.front().screened.candidate),
-            "zero3 dp8 tp1 pp1 cp1 mb16 recompute=none");
+            "zero1 dp8 tp1 pp1 cp1 mb16 recompute=none");
   EXPECT_EQ(r->simulated, 0);
   for (size_t i = 1; i < r->ranked.size(); ++i) {
     EXPECT_LE(r->ranked[i - 1].step(), r->ranked[i].step());

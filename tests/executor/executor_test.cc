@@ -645,6 +645,32 @@ TEST(Executor, RefusesTraceRanksOutOfRangeOrUnsorted) {
   EXPECT_THAT(r.status().message(), HasSubstr("trace_ranks[1]: 3: must be greater than"));
 }
 
+TEST(Executor, AHostSlowerThanTheKernelsPacesEveryLayerPass) {
+  // Llama 2 7B with tp 8 on one DGX-H100, 2 layers, one micro-batch, no recompute: 2 layers x
+  // (forward, backward) = 4 layer passes. A host needing 1 s per pass dwarfs every kernel (a
+  // layer's forward is under 1 ms), so the compute stream is busy 4 s plus the embedding's, the output
+  // layer's and the optimizer's ops, unchanged; with a host of 1 us the step does not move.
+  const topology::Cluster cluster = Dgx(1);
+  strategies::ModelSpec model = Llama7b();
+  model.transformer.layers = 2;
+  const strategies::StrategySpec strategy =
+      *strategies::ExpandStrategyPreset("ddp", {.dp = 1, .tp = 8}, 8);
+  const auto run = [&](Duration host) {
+    ExecutorOptions opt;
+    opt.network = "analytic";
+    opt.host_time_per_layer = host;
+    StatusOr<SimResult> r = SimulateStep(cluster, model, Training(1), strategy, opt);
+    PLACESIM_CHECK(r.ok());
+    return r->roles.front();
+  };
+  const RoleResult none = run(Duration::Zero());
+  const RoleResult fast = run(Microseconds(1));
+  const RoleResult slow = run(Seconds(1));
+  EXPECT_EQ(fast.step_time, none.step_time);
+  EXPECT_GT(slow.step_time, Seconds(4));
+  EXPECT_LT(slow.step_time, Seconds(4) + none.step_time);
+}
+
 TEST(Executor, OptionsFromSettingsCarryEveryField) {
   SimulationSettings s;
   s.network_model = "analytic";
@@ -652,7 +678,13 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   s.gradient_bucket_size = MiB(50);
   s.prefetch_depth = 3;
   s.sync_grads_every_micro_batch = true;
+  s.gather_granularity = "per-parameter";
+  s.overlap_grad_reduce = false;
+  s.host_time_per_layer = Microseconds(150);
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
+  EXPECT_EQ(o.host_time_per_layer, Microseconds(150));
+  EXPECT_EQ(o.schedule.gather_granularity, strategies::GatherGranularity::kPerParameter);
+  EXPECT_EQ(o.schedule.overlap_grad_reduce, false);
   EXPECT_EQ(o.network, "analytic");
   EXPECT_EQ(o.algorithm, "tree");
   EXPECT_EQ(o.schedule.bucket_bytes, MiB(50));
@@ -666,6 +698,9 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   EXPECT_EQ(d.algorithm, e.algorithm);
   EXPECT_EQ(d.schedule.bucket_bytes, e.schedule.bucket_bytes);
   EXPECT_EQ(d.schedule.prefetch_depth, e.schedule.prefetch_depth);
+  // Framework overheads left unset: the strategy preset's framework decides.
+  EXPECT_FALSE(d.schedule.gather_granularity.has_value());
+  EXPECT_FALSE(d.schedule.overlap_grad_reduce.has_value());
 }
 
 // ------------------------------------------------------------------ pipeline stages together

@@ -1,7 +1,8 @@
 // fp32 main gradients (training.main_grads_fp32) in the simulated step: the device keeps 4
 // bytes of gradient per parameter and the data-parallel gradient reduction moves fp32, while
 // the parameter all-gather stays bf16, as Megatron-LM's main_grad buffer does
-// (megatron/core/distributed: the grad buffer is fp32 when grad_reduce_in_fp32).
+// (megatron/core/distributed: the grad buffer is fp32 when grad_reduce_in_fp32); and fp8
+// training's cached fp8 weights and transposes beside the bf16 weights.
 // Thread-safety: tests run one at a time.
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 
 #include "sim/executor/executor.h"
 #include "strategies/analyzer.h"
+#include "strategies/model.h"
 #include "strategies/presets.h"
 #include "topology/cluster.h"
 #include "topology/presets.h"
@@ -18,7 +20,7 @@ namespace {
 
 using strategies::CollectiveKind;
 
-SimResult SimulateZero1(bool main_grads_fp32) {
+SimResult Simulate(const char* preset, strategies::Precision precision, bool main_grads_fp32) {
   topology::ClusterSpec spec;
   spec.node = *topology::FindNodePreset("DGX-H100");
   spec.node.gpus = 2;
@@ -32,11 +34,16 @@ SimResult SimulateZero1(bool main_grads_fp32) {
   t.global_batch = 4;  // two micro-batches per rank
   t.recompute = strategies::Recompute::kFull;
   t.main_grads_fp32 = main_grads_fp32;
-  StatusOr<strategies::StrategySpec> s = strategies::ExpandStrategyPreset("zero1", {.dp = 2}, 2);
+  t.precision = precision;
+  StatusOr<strategies::StrategySpec> s = strategies::ExpandStrategyPreset(preset, {.dp = 2}, 2);
   PLACESIM_CHECK(s.ok());
   StatusOr<SimResult> r = SimulateStep(*cluster, *strategies::FindModelPreset("llama2-7b"), t, *s);
   PLACESIM_CHECK(r.ok());
   return std::move(r).value();
+}
+
+SimResult SimulateZero1(bool main_grads_fp32) {
+  return Simulate("zero1", strategies::Precision::kBf16Mixed, main_grads_fp32);
 }
 
 size_t Kind(CollectiveKind k) { return static_cast<size_t>(k); }
@@ -60,6 +67,24 @@ TEST(Precision, Fp32MainGradsDoubleTheGradientBytesOnTheDeviceAndOnTheWire) {
             a.collective_bytes[Kind(CollectiveKind::kAllGather)]);
   // What the simulated step moves is what the plan counts.
   EXPECT_EQ(b.comm_bytes(), fp32.plan.largest().comm_bytes);
+}
+
+TEST(Precision, Fp8KeepsEachLayersWeightsAndTransposesInFp8BesideTheBf16Weights) {
+  // Transformer Engine caches W and W^T in fp8 for the step's micro-batches: 2 bytes per
+  // layer parameter. Llama 2 7B on one pipeline stage without tp: 32 layers x per_layer
+  // elements (CountParameters) x 2 bytes, in analyze's params and in the simulated peak alike.
+  using strategies::Precision;
+  const SimResult bf16 = Simulate("zero1", Precision::kBf16Mixed, false);
+  const SimResult fp8 = Simulate("zero1", Precision::kFp8Mixed, false);
+  const strategies::ParameterBreakdown p =
+      strategies::CountParameters(strategies::FindModelPreset("llama2-7b")->transformer);
+  const int64_t cache = 2 * p.layers * p.per_layer();
+  EXPECT_EQ((fp8.plan.largest().memory.params - bf16.plan.largest().memory.params).count(), cache);
+  EXPECT_GE((fp8.roles[0].peak_memory - bf16.roles[0].peak_memory).count(), cache);
+  // ZeRO-3 gathers the weights per use and casts them then: no cache is kept.
+  const SimResult z3_bf16 = Simulate("zero3", Precision::kBf16Mixed, false);
+  const SimResult z3_fp8 = Simulate("zero3", Precision::kFp8Mixed, false);
+  EXPECT_EQ(z3_fp8.plan.largest().memory.params, z3_bf16.plan.largest().memory.params);
 }
 
 }  // namespace

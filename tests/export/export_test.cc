@@ -383,9 +383,9 @@ TEST(ExportCommand, DeterministicAndWritesAtomically) {
 
 TEST(ExportCommand, SearchExportsTheBestRow) {
   const std::string path = TempPath("best.sh");
-  Outcome r =
-      Placesim({"search", Example("llama3-8b-fsdp"), "--simulate-top", "0", "--top", "1", "--fix",
-                "strategy.tp=1", "--fix", "strategy.pp=1", "--export", "deepspeed", "-o", path});
+  Outcome r = Placesim({"search", Example("llama3-8b-fsdp"), "--simulate-top", "0", "--top", "1",
+                        "--fix", "strategy.tp=1", "--fix", "strategy.pp=1", "--fix",
+                        "strategy.cp=1", "--export", "deepspeed", "-o", path});
   ASSERT_EQ(r.code, sim::kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("feasible of"));  // the table still goes to stdout
   std::ifstream in(path, std::ios::binary);

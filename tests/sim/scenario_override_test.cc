@@ -284,6 +284,32 @@ TEST(ScenarioOverride, SimulationSettingsDefaultWhenUnset) {
   EXPECT_EQ(s->simulation.gradient_bucket_size, MiB(25));
   EXPECT_EQ(s->simulation.prefetch_depth, 1);
   EXPECT_FALSE(s->simulation.sync_grads_every_micro_batch);
+  EXPECT_FALSE(s->simulation.gather_granularity.has_value());
+  EXPECT_FALSE(s->simulation.overlap_grad_reduce.has_value());
+}
+
+TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
+  StatusOr<Scenario> s =
+      Load({"simulation.gather_granularity=per_parameter", "simulation.overlap_grad_reduce=false"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.gather_granularity, "per-parameter");
+  EXPECT_EQ(s->simulation.overlap_grad_reduce, false);
+  EXPECT_EQ(s->simulation.host_time_per_layer, Duration::Zero());
+  s = Load({"simulation.host_time_per_layer=150 us"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.host_time_per_layer, Microseconds(150));
+  for (const char* bad : {"150", "2 s"}) {
+    s = Load({std::string("simulation.host_time_per_layer=") + bad});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_THAT(s.status().message(), HasSubstr("simulation.host_time_per_layer")) << bad;
+  }
+  EXPECT_THAT(Load({"simulation.host_time_per_layer=2 s"}).status().message(),
+              HasSubstr("must be at most \"1 s\""));
+  s = Load({"simulation.gather_granularity=GATHER_GRANULARITY_PER_UNIT"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.gather_granularity, "per-unit");
+  EXPECT_THAT(OverrideError("simulation.gather_granularity", "per_layer"),
+              HasSubstr("per_parameter"));
 }
 
 TEST(ScenarioOverride, SetsEverySimulationSetting) {

@@ -46,12 +46,12 @@ std::string SmallGptScenario() {
 nlohmann::json Json(const Outcome& o) { return nlohmann::json::parse(o.out); }
 
 TEST(SearchCommand, EveryRowFitsAndTheBestIsTheHandDerivedOne) {
-  // See strategies' FindsTheHandDerivedBest: ZeRO-3 over 8, mb 16, no recompute, by estimate.
+  // See strategies' FindsTheHandDerivedBest: ZeRO-1 over 8, mb 16, no recompute, by estimate.
   Outcome o = Search({SmallGptScenario(), "--simulate-top", "0", "--format", "json"});
   ASSERT_EQ(o.code, kExitOk) << o.err;
   nlohmann::json doc = Json(o);
   ASSERT_FALSE(doc["rows"].empty());
-  EXPECT_EQ(doc["rows"][0]["strategy"], "zero3 dp8 tp1 pp1 cp1 mb16 recompute=none");
+  EXPECT_EQ(doc["rows"][0]["strategy"], "zero1 dp8 tp1 pp1 cp1 mb16 recompute=none");
   EXPECT_EQ(doc["rows"][0]["vs_best"], "best");
   EXPECT_EQ(doc["simulated"], 0);
   EXPECT_LE(doc["rows"].size(), 20u);

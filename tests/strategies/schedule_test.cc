@@ -311,9 +311,11 @@ TEST(Schedule, DdpAllReducesBucketsOnlyAfterTheLastMicroBatch) {
 
 TEST(Schedule, Zero3GathersEveryUnitTwicePerMicroBatch) {
   // Units: the embedding, 32 layers (one per unit), the output layer = 34. Each is gathered
-  // before its forward and again before its backward: 2 x 34 x 4 micro-batches = 272, and
-  // its gradient reduce-scattered once per micro-batch: 34 x 4 = 136.
-  const Schedule sched = Build(Make("zero3", 8, 4));
+  // (one flat parameter, as FSDP) before its forward and again before its backward:
+  // 2 x 34 x 4 micro-batches = 272, and its gradient reduce-scattered once per micro-batch:
+  // 34 x 4 = 136.
+  const Schedule sched =
+      Build(Make("zero3", 8, 4), {.gather_granularity = GatherGranularity::kPerUnit});
   EXPECT_EQ(sched.units, 34);
   EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kAllGather, State::kParams), 272);
   EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kReduceScatter, State::kGrads), 136);
@@ -326,6 +328,65 @@ TEST(Schedule, Zero3GathersEveryUnitTwicePerMicroBatch) {
   }
   EXPECT_EQ(peak, 2);
   EXPECT_EQ(live, 0);
+}
+
+TEST(Schedule, DeepSpeedZero3GathersEveryWeightMatrixApart) {
+  // The zero3 preset stands for DeepSpeed, which fetches parameter by parameter: Llama 2 7B's
+  // layers hold five matrices each (Q/K/V, output, gate, up, down), so per pass 32 x 5 + the
+  // embedding + the output layer = 162 all-gathers, twice per micro-batch over 4: 1296. The
+  // bytes are those of the per-unit gathers (one per unit: 272 in the test above).
+  const Scenario s = Make("zero3", 8, 4);
+  const Schedule per_param = Build(s);
+  const Schedule per_unit = Build(s, {.gather_granularity = GatherGranularity::kPerUnit});
+  EXPECT_EQ(Count(per_param, OpKind::kCollective, CollectiveKind::kAllGather, State::kParams),
+            1296);
+  const auto gathered = [](const Schedule& sched) {
+    Bytes sum;
+    for (const Op& op : sched.ops) {
+      if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllGather)
+        sum += op.buffer_bytes;
+    }
+    return sum;
+  };
+  EXPECT_EQ(gathered(per_param), gathered(per_unit));
+  // FSDP keeps one flat parameter per unit.
+  EXPECT_EQ(Count(Build(Make("fsdp", 8, 4)), OpKind::kCollective, CollectiveKind::kAllGather,
+                  State::kParams),
+            272);
+}
+
+// Whether some compute op after reduce-scatter `rs` names it as a dependency.
+bool ComputeWaitsFor(const Schedule& sched, size_t rs) {
+  for (size_t i = rs + 1; i < sched.ops.size(); ++i) {
+    if (sched.ops[i].kind != OpKind::kCompute) continue;
+    for (int32_t d : sched.DepsOf(i)) {
+      if (static_cast<size_t>(d) == rs) return true;
+    }
+  }
+  return false;
+}
+
+TEST(Schedule, WithoutOverlapTheBackwardWaitsForEachReduceScatter) {
+  // DeepSpeed's overlap_comm defaults to false: the gradient reduction is queued behind the
+  // backward's kernels, so the compute after a reduce-scatter waits for it. FSDP reduces on a
+  // stream of its own: only the optimizer step waits, for the last one.
+  const auto waits = [](const Schedule& sched) {
+    int64_t rs = 0, waited = 0;
+    for (size_t i = 0; i < sched.ops.size(); ++i) {
+      const Op& op = sched.ops[i];
+      if (op.kind != OpKind::kCollective || op.collective != CollectiveKind::kReduceScatter)
+        continue;
+      ++rs;
+      waited += ComputeWaitsFor(sched, i);
+    }
+    return std::pair{rs, waited};
+  };
+  // 34 units x 4 micro-batches = 136 reduce-scatters; the compute of the next unit (or the
+  // optimizer step after the last) waits for each.
+  EXPECT_EQ(waits(Build(Make("zero3", 8, 4))), (std::pair<int64_t, int64_t>{136, 136}));
+  EXPECT_EQ(waits(Build(Make("fsdp", 8, 4))), (std::pair<int64_t, int64_t>{136, 1}));
+  EXPECT_EQ(waits(Build(Make("zero3", 8, 4), {.overlap_grad_reduce = true})),
+            (std::pair<int64_t, int64_t>{136, 1}));
 }
 
 TEST(Schedule, RecomputeAddsForwardWorkInBackward) {

@@ -19,9 +19,10 @@ namespace {
 
 // The tier-1 estimate (strategies/search.h) of data-parallel candidates on the shipped examples
 // agrees with the simulator within 15%: presets with per-step and per-micro-batch dp traffic,
-// one and several micro-batches, every recompute policy, on one node and on eight. Measured:
-// -0.2% to -0.7% on one DGX-H100 (Llama-3-8B), -0.3% to -3.7% on 8 DGX-H100 (GPT 32 layers),
-// -2.0% to -9.6% on 2 DGX-A100 (Llama-2-7B). Not listed: ZeRO-3 mb 1 with full recompute on
+// one and several micro-batches, every recompute policy, on one node and on eight, with the
+// presets' framework overheads (DeepSpeed's zero2 / zero3 reduce without overlap). Measured:
+// -0.2% to -2.2% on one DGX-H100 (Llama-3-8B), -0.2% to -7.4% on 8 DGX-H100 (GPT 32 layers),
+// -0.2% to -2.4% on 2 DGX-A100 (Llama-2-7B). Not listed: ZeRO-3 mb 1 with full recompute on
 // the DGX-A100s (-17.5%), where the simulator routes the intra-node ring edge between the two
 // GPUs behind one PCIe switch over PCIe (32 GB/s) instead of NVSwitch; the estimate assumes
 // NVLink inside a node.

@@ -998,6 +998,18 @@ class Resolver {
         sim.has_sync_grads_every_micro_batch() && sim.sync_grads_every_micro_batch();
     out.tp_comm_overlap = sim.has_tp_comm_overlap() && sim.tp_comm_overlap();
     out.protocol_cost = !sim.has_protocol_cost() || sim.protocol_cost();
+    if (sim.gather_granularity() == pb::GATHER_GRANULARITY_PER_UNIT) {
+      out.gather_granularity = "per-unit";
+    } else if (sim.gather_granularity() == pb::GATHER_GRANULARITY_PER_PARAMETER) {
+      out.gather_granularity = "per-parameter";
+    }
+    if (sim.has_overlap_grad_reduce()) out.overlap_grad_reduce = sim.overlap_grad_reduce();
+    DurationField("simulation.host_time_per_layer", sim.has_host_time_per_layer(),
+                  sim.host_time_per_layer(), &out.host_time_per_layer);
+    if (out.host_time_per_layer > Seconds(1)) {
+      problems_.Add("simulation.host_time_per_layer", Quote(sim.host_time_per_layer()),
+                    "must be at most \"1 s\"");
+    }
   }
 
   // --------------------------------------------------------------------------- economics

@@ -98,6 +98,10 @@ struct StepContext {
   int64_t expert_n = 1;
   GroupKind expert_group = GroupKind::kAxis;
 
+  // Framework overheads (ScheduleOptions, else FrameworkDefaults of the strategy's preset).
+  bool gather_per_parameter = false;  // one all-gather per weight matrix (DeepSpeed ZeRO-3)
+  bool overlap_grad_reduce = true;    // false: the backward waits for each reduce-scatter
+
   int64_t lpu = 1;         // layers per gather / wrap unit
   int64_t per_bucket = 1;  // gradient elements per bucket
   int64_t max_stage_layers = 0;
@@ -128,6 +132,10 @@ Status BoundOps(StepContext& ctx);
 // Sets every kRecv's match to the index of its send (see pipeline.cc). REQUIRES: every
 // receive has its send. O(ops log ops).
 void MatchReceives(std::vector<Schedule>& stages, int pp);
+
+// The most all-gathers one layer splits into under per-parameter gathers: the attention's
+// input and output projections and up to three MLP matrices (GatherParts).
+inline constexpr int kMaxGatherParts = 5;
 
 // A gather / wrap unit: the embedding, a group of layers, or the output layer.
 struct Unit {
@@ -239,6 +247,7 @@ class StageBuilder {
   void Produce(MicroBatch& st, bool expert, int64_t elems, int32_t bwd_weight, int32_t unit,
                int32_t mb);
   void PlanUses();
+  std::vector<int64_t> GatherParts(const Unit& unit) const;
   void EmitGather(int64_t j);
   std::pair<int64_t, int32_t> BeginUse();
   void EndUse(int64_t j, int32_t last_compute, Phase phase);
@@ -280,6 +289,9 @@ class StageBuilder {
   bool transient_buckets_ = false;
   std::vector<int32_t> sync_tail_;  // last gradient op per bucket / unit (step end)
   std::vector<int32_t> d2h_ops_;    // grad shard copies to the host
+  // overlap_grad_reduce false: the last reduce-scatter issued, which the next compute op
+  // waits for (-1 when none is pending).
+  int32_t blocking_sync_ = -1;
 
   std::vector<Use> use_list_;
   std::vector<int32_t> gather_of_;   // per use: the all-gather op
