@@ -24,14 +24,12 @@ constexpr double kPsPerSecond = 1e12;
 // link touched is a cache miss and the flows' links are independent of each other.
 constexpr size_t kPrefetchDistance = 8;
 
-// Min-heap order on (time, start sequence): std heaps are max-heaps, so "a after b".
-struct PendingAfter {
-  template <typename P>
-  bool operator()(const P& a, const P& b) const {
-    if (a.time_ps != b.time_ps) return a.time_ps > b.time_ps;
-    return a.start_seq > b.start_seq;
-  }
-};
+// Orders the entries of one instant by start sequence, the order they are reported in.
+template <typename P>
+void SortByStart(std::vector<P>& v) {
+  auto by_start = [](const P& a, const P& b) { return a.start_seq < b.start_seq; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+}
 
 // Picoseconds to drain `bytes` at `rate`, rounded up after snapping (see alpha_beta.h).
 int64_t DrainPs(double bytes, double rate) { return DrainTime(bytes, rate).picoseconds(); }
@@ -67,6 +65,7 @@ StatusOr<FlowNetwork> FlowNetwork::Create(std::vector<LinkSpec> links) {
 FlowNetwork::FlowNetwork(std::vector<LinkSpec> links) {
   links_.resize(links.size());
   latency_ps_.resize(links.size());
+  residual_.resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) {
     links_[i].capacity = links[i].capacity.bytes_per_second();
     latency_ps_[i] = links[i].latency.picoseconds();
@@ -141,7 +140,7 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
   Hop* hop = &hops_[f.hop_first];
   for (LinkIndex l : route) {
     PLACESIM_CHECK(l < links_.size());
-    *hop++ = Hop{l, slot, kNoHop, kNoHop};
+    *hop++ = Hop{l, 0};
     latency_ps = SaturatingAdd(latency_ps, latency_ps_[l]);
   }
   f.size = size.count();
@@ -150,15 +149,14 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
   f.updated_ps = now_ps_;
   f.start_seq = next_start_seq_++;
   f.tag = tag;
-  f.has_entry = false;
+  f.completion_bucket = kNoBucket;
   f.lone = false;
   f.phase = Phase::kLatency;
   ++live_flows_;
 
   const int64_t active_ps = SaturatingAdd(now_ps_, latency_ps);
   if (active_ps == kMaxPs) time_overflowed_ = true;
-  activations_.push_back(Pending{active_ps, f.start_seq, slot, 0});
-  std::push_heap(activations_.begin(), activations_.end(), PendingAfter());
+  f.activation_bucket = activations_.Push(Pending{active_ps, f.start_seq, slot, 0});
   ++version_;
   return FlowId{MakeId(f.generation, slot)};
 }
@@ -170,23 +168,11 @@ bool FlowNetwork::IsStaleActivation(const Pending& p) const {
 
 bool FlowNetwork::IsStale(const Pending& p) const {
   const Flow& f = flows_[p.slot];
-  return f.phase != Phase::kTransfer || f.version != p.version || !f.has_entry;
+  return f.phase != Phase::kTransfer || f.version != p.version || f.completion_bucket == kNoBucket;
 }
 
 int64_t FlowNetwork::NextInternalEventPs() {
-  while (!completions_.empty() && IsStale(completions_.front())) {
-    std::pop_heap(completions_.begin(), completions_.end(), PendingAfter());
-    completions_.pop_back();
-    --stale_completions_;
-  }
-  while (!activations_.empty() && IsStaleActivation(activations_.front())) {
-    std::pop_heap(activations_.begin(), activations_.end(), PendingAfter());
-    activations_.pop_back();
-  }
-  int64_t t = kMaxPs;
-  if (!completions_.empty()) t = completions_.front().time_ps;
-  if (!activations_.empty()) t = std::min(t, activations_.front().time_ps);
-  return t;
+  return std::min(completions_.MinTime(), activations_.MinTime());
 }
 
 void FlowNetwork::Advance(int64_t t_ps) {
@@ -198,36 +184,10 @@ void FlowNetwork::Advance(int64_t t_ps) {
     now_ps_ = next;
     // Everything due at this instant is processed before one re-solve, and reported in start
     // order: completions first (their bandwidth is free again), then latency ends.
-    batch_.clear();
-    activating_.clear();
-    while (!completions_.empty() && completions_.front().time_ps == now_ps_) {
-      Pending p = completions_.front();
-      std::pop_heap(completions_.begin(), completions_.end(), PendingAfter());
-      completions_.pop_back();
-      if (IsStale(p)) {
-        --stale_completions_;
-        continue;
-      }
-      flows_[p.slot].has_entry = false;
-      batch_.push_back(p);
-    }
-    size_t transfers_done = batch_.size();
-    while (!activations_.empty() && activations_.front().time_ps == now_ps_) {
-      Pending p = activations_.front();
-      std::pop_heap(activations_.begin(), activations_.end(), PendingAfter());
-      activations_.pop_back();
-      if (IsStaleActivation(p)) continue;  // cancelled
-      const Flow& f = flows_[p.slot];
-      if (f.size == 0 || f.hop_count == 0) {
-        batch_.push_back(p);  // nothing to transfer: done when the first byte would arrive
-      } else {
-        activating_.push_back(p.slot);
-      }
-    }
-    if (batch_.size() > transfers_done) {
-      std::sort(batch_.begin(), batch_.end(),
-                [](const Pending& a, const Pending& b) { return a.start_seq < b.start_seq; });
-    }
+    TakeDueCompletions();
+    const size_t transfers_done = batch_.size();
+    TakeDueActivations();
+    if (batch_.size() > transfers_done) SortByStart(batch_);
     for (size_t i = 0; i < activating_.size(); ++i) {
       if (i + kPrefetchDistance < activating_.size()) {
         PrefetchLinks(activating_[i + kPrefetchDistance]);
@@ -243,10 +203,81 @@ void FlowNetwork::Advance(int64_t t_ps) {
   if (t_ps > now_ps_) now_ps_ = t_ps;
 }
 
+void FlowNetwork::TakeDueCompletions() {
+  batch_.clear();
+  popped_.clear();
+  if (completions_.MinTime() != now_ps_) return;
+  completions_.PopAt(now_ps_, popped_);
+  for (const Pending& p : popped_) {
+    if (IsStale(p)) continue;
+    flows_[p.slot].completion_bucket = kNoBucket;
+    batch_.push_back(p);
+  }
+  SortByStart(batch_);
+}
+
+void FlowNetwork::TakeDueActivations() {
+  activating_.clear();
+  popped_.clear();
+  if (activations_.MinTime() != now_ps_) return;
+  activations_.PopAt(now_ps_, popped_);
+  SortByStart(popped_);
+  for (const Pending& p : popped_) {
+    if (IsStaleActivation(p)) continue;  // cancelled
+    Flow& f = flows_[p.slot];
+    f.activation_bucket = kNoBucket;
+    if (f.size == 0 || f.hop_count == 0) {
+      batch_.push_back(p);  // nothing to transfer: done when the first byte would arrive
+    } else {
+      activating_.push_back(p.slot);
+    }
+  }
+}
+
 void FlowNetwork::PrefetchLinks(uint32_t slot) const {
   const Flow& f = flows_[slot];
   for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
     __builtin_prefetch(&links_[hops_[h].link], /*rw=*/1);
+  }
+}
+
+std::span<const FlowNetwork::Crossing> FlowNetwork::Crossings(const Link& link) const {
+  if (link.list == kNoList) return {&link.solo, link.count};
+  return lists_[link.list];
+}
+
+void FlowNetwork::AddCrossing(Link& link, Crossing c) {
+  hops_[c.hop].pos = link.count;
+  if (link.count == 0 && link.list == kNoList) {
+    link.solo = c;
+  } else {
+    if (link.list == kNoList) {
+      if (free_lists_.empty()) {
+        link.list = static_cast<uint32_t>(lists_.size());
+        lists_.emplace_back();
+      } else {
+        link.list = free_lists_.back();
+        free_lists_.pop_back();
+      }
+      lists_[link.list].push_back(link.solo);
+    }
+    lists_[link.list].push_back(c);
+  }
+  ++link.count;
+}
+
+void FlowNetwork::RemoveCrossing(Link& link, uint32_t pos) {
+  --link.count;
+  if (link.list == kNoList) return;  // the inline crossing
+  // Swap-remove, fixing the back-pointer of the crossing moved into its place.
+  std::vector<Crossing>& list = lists_[link.list];
+  const Crossing moved = list.back();
+  list[pos] = moved;
+  hops_[moved.hop].pos = pos;
+  list.pop_back();
+  if (list.empty()) {
+    free_lists_.push_back(link.list);
+    link.list = kNoList;
   }
 }
 
@@ -255,25 +286,21 @@ void FlowNetwork::Activate(uint32_t slot) {
   f.phase = Phase::kTransfer;
   f.updated_ps = now_ps_;
   f.rate = 0;
-  // Joins each link's crossing list at its head. A flow that finds every link of its route
-  // empty is, for now, a component of its own, whose max-min rate is its bottleneck: it is
-  // marked lone and solved by Settle without a component search, unless a later flow of this
-  // instant joins one of its links, which clears the mark (that flow's seed then solves both).
+  // A flow that finds every link of its route idle is, for now, a component of its own, whose
+  // max-min rate is its bottleneck: it is marked lone and solved by Settle without a component
+  // search, unless a later flow of this instant joins one of its links, which clears the mark
+  // (that flow's seed then solves both).
   bool lone = true;
   double bottleneck = std::numeric_limits<double>::infinity();
   for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
-    Hop& hop = hops_[h];
-    Link& link = links_[hop.link];
-    hop.prev = kNoHop;
-    hop.next = link.head;
-    if (link.head != kNoHop) {
+    Link& link = links_[hops_[h].link];
+    if (link.count > 0) {
       lone = false;
-      Hop& other = hops_[link.head];
-      other.prev = h;
-      flows_[other.slot].lone = false;
+      if (link.count == 1) flows_[Crossings(link)[0].slot].lone = false;
+    } else {
+      link.busy_since_ps = now_ps_;
     }
-    link.head = h;
-    if (++link.count == 1) link.busy_since_ps = now_ps_;
+    AddCrossing(link, Crossing{slot, h});
     link.peak = std::max(link.peak, link.count);
     bottleneck = std::min(bottleneck, link.capacity);
   }
@@ -296,21 +323,20 @@ void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
     Link& link = links_[hop.link];
     link.bytes_carried += credit;
     if (!transfer) continue;
-    if (hop.prev == kNoHop) {
-      link.head = hop.next;
-    } else {
-      hops_[hop.prev].next = hop.next;
-    }
-    if (hop.next != kNoHop) hops_[hop.next].prev = hop.prev;
-    if (--link.count == 0) {
+    RemoveCrossing(link, hop.pos);
+    if (link.count == 0) {
       link.busy_ps += now_ps_ - link.busy_since_ps;
     } else {
       // Every link still crossed is a seed: removing the flow may split its component.
       dirty_links_.push_back(hop.link);
     }
   }
-  if (f.has_entry) ++stale_completions_;
-  f.has_entry = false;
+  if (f.completion_bucket != kNoBucket) completions_.Kill(f.completion_bucket);
+  f.completion_bucket = kNoBucket;
+  if (f.activation_bucket != kNoBucket) {
+    activations_.Kill(f.activation_bucket);
+    f.activation_bucket = kNoBucket;
+  }
   f.lone = false;
   f.phase = Phase::kFree;
   f.remaining = 0;
@@ -318,6 +344,10 @@ void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
   ++f.generation;
   free_slots_.push_back(slot);
   --live_flows_;
+  // Cancelled flows' activations: dropped once they are the majority, as for completions.
+  if (activations_.dead() > 64 && activations_.dead() * 2 > activations_.size()) {
+    activations_.Compact([this](const Pending& p) { return IsStaleActivation(p); });
+  }
 }
 
 void FlowNetwork::Complete(uint32_t slot) {
@@ -394,8 +424,8 @@ void FlowNetwork::CollectComponent(LinkIndex seed, uint64_t epoch) {
   links_[seed].seen_epoch = epoch;
   comp_links_.push_back(seed);
   for (size_t i = 0; i < comp_links_.size(); ++i) {
-    for (uint32_t c = links_[comp_links_[i]].head; c != kNoHop; c = hops_[c].next) {
-      const uint32_t slot = hops_[c].slot;
+    for (const Crossing& c : Crossings(links_[comp_links_[i]])) {
+      const uint32_t slot = c.slot;
       Flow& f = flows_[slot];
       if (f.seen_epoch == epoch) continue;
       f.seen_epoch = epoch;
@@ -427,9 +457,9 @@ void FlowNetwork::FillProgressively(uint64_t epoch) {
   shares_.clear();
   for (LinkIndex l : comp_links_) {
     Link& link = links_[l];
-    link.residual = link.capacity;
+    residual_[l] = link.capacity;
     link.unfixed = link.count;
-    if (link.unfixed > 0) shares_.push_back(Share{link.residual / link.unfixed, l});
+    if (link.unfixed > 0) shares_.push_back(Share{residual_[l] / link.unfixed, l});
   }
   std::make_heap(shares_.begin(), shares_.end(), share_after);
   while (!shares_.empty()) {
@@ -438,22 +468,22 @@ void FlowNetwork::FillProgressively(uint64_t epoch) {
     shares_.pop_back();
     Link& bottleneck = links_[top.link];
     if (bottleneck.unfixed == 0) continue;  // all its flows were fixed elsewhere
-    const double current = bottleneck.residual / bottleneck.unfixed;
+    const double current = residual_[top.link] / bottleneck.unfixed;
     if (current != top.share) {
       shares_.push_back(Share{current, top.link});
       std::push_heap(shares_.begin(), shares_.end(), share_after);
       continue;
     }
     const double s = current;
-    for (uint32_t c = bottleneck.head; c != kNoHop; c = hops_[c].next) {
-      Flow& f = flows_[hops_[c].slot];
+    for (const Crossing& c : Crossings(bottleneck)) {
+      Flow& f = flows_[c.slot];
       if (f.fixed_epoch == epoch) continue;
       f.fixed_epoch = epoch;
       f.solved_rate = s;
       for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
-        Link& link = links_[hops_[h].link];
-        link.residual = std::max(0.0, link.residual - s);
-        --link.unfixed;
+        const LinkIndex l = hops_[h].link;
+        residual_[l] = std::max(0.0, residual_[l] - s);
+        --links_[l].unfixed;
       }
     }
   }
@@ -477,16 +507,12 @@ void FlowNetwork::ApplyRate(uint32_t slot, double rate) {
 
 void FlowNetwork::PushCompletion(uint32_t slot, int64_t finish_ps) {
   Flow& f = flows_[slot];
-  if (f.has_entry) ++stale_completions_;
+  if (f.completion_bucket != kNoBucket) completions_.Kill(f.completion_bucket);
   ++f.version;
-  f.has_entry = true;
-  completions_.push_back(Pending{finish_ps, f.start_seq, slot, f.version});
-  std::push_heap(completions_.begin(), completions_.end(), PendingAfter());
-  // Drop stale entries once they are the majority, keeping the heap O(live flows).
-  if (stale_completions_ > 64 && stale_completions_ * 2 > completions_.size()) {
-    std::erase_if(completions_, [this](const Pending& p) { return IsStale(p); });
-    std::make_heap(completions_.begin(), completions_.end(), PendingAfter());
-    stale_completions_ = 0;
+  f.completion_bucket = completions_.Push(Pending{finish_ps, f.start_seq, slot, f.version});
+  // Drop stale entries once they are the majority, keeping the queue O(live flows).
+  if (completions_.dead() > 64 && completions_.dead() * 2 > completions_.size()) {
+    completions_.Compact([this](const Pending& p) { return IsStale(p); });
   }
 }
 

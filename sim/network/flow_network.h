@@ -45,9 +45,10 @@
 // instant that joins one of its links makes it an ordinary seed again.
 //
 // Cost. Past a few thousand GPUs the link and flow tables outgrow the caches and a flow event
-// costs about one memory load per link of its route; links are one cache line each, crossing
-// lists are threaded through the flows' hops (no per-link or per-flow allocation), and the
-// flows of one instant are processed as a batch whose links are prefetched ahead.
+// costs about one memory load per link of its route; links are one cache line each holding a
+// lone crossing inline, hops are pooled per flow slot (no allocation per flow), the flows of
+// one instant are processed as a batch whose links are prefetched ahead, and the pending events
+// are bucketed by time (internal/time_buckets.h), so an instant leaves the queue at once.
 //
 // Time and exactness. Time is integer picoseconds. Progress is computed lazily per flow: a flow
 // stores (remaining bytes at its last rate change, the time of that change, its rate), and its
@@ -73,6 +74,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "sim/engine/event_queue.h"
+#include "sim/network/internal/time_buckets.h"
 
 namespace placesim::sim {
 
@@ -189,28 +191,32 @@ class FlowNetwork {
 
   // Sentinel of the crossing lists: no hop.
   static constexpr uint32_t kNoHop = ~uint32_t{0};
+  static constexpr uint32_t kNoList = ~uint32_t{0};
+  static constexpr uint32_t kNoBucket = internal::kNoBucket;
 
-  // One crossing of a link by a flow in transfer phase, a node of that link's crossing list.
-  // A flow's hops lie contiguously in hops_ (its route, in order), so a flow reaches its links
-  // and a link reaches its flows without a per-link or per-flow allocation.
+  // A flow's hops lie contiguously in hops_ (its route, in order), pooled per slot, so that
+  // starting a flow allocates nothing.
   struct Hop {
     LinkIndex link;
-    uint32_t slot;  // the flow
-    uint32_t prev;  // neighbours in the link's crossing list, kNoHop at its ends
-    uint32_t next;
+    uint32_t pos;  // index of this crossing in its link's crossings
+  };
+  struct Crossing {
+    uint32_t slot;  // flow slot
+    uint32_t hop;   // index into hops_
   };
   // Everything a flow event touches on a link, in one cache line: the hot paths (Activate,
   // Leave, the solver) load each link of a route once, and the link tables of 100,000+ GPU
-  // clusters are far larger than the caches.
+  // clusters are far larger than the caches. A link crossed by one flow holds that crossing
+  // inline; a second flow moves them to a list of lists_ (kept until the link is idle again).
   struct alignas(64) Link {
     double capacity = 0;  // bytes/s
-    double residual = 0;  // solver scratch
     int64_t bytes_carried = 0;
     int64_t busy_ps = 0;
     int64_t busy_since_ps = 0;
     uint64_t seen_epoch = 0;  // solver scratch
-    uint32_t head = kNoHop;   // crossing list of the flows in transfer phase
-    uint32_t count = 0;       // its length
+    Crossing solo{};          // the crossing when list == kNoList and count == 1
+    uint32_t list = kNoList;  // index into lists_ of its crossings, kNoList when inline
+    uint32_t count = 0;       // flows in transfer phase, one per crossing
     uint32_t peak = 0;
     uint32_t unfixed = 0;  // solver scratch
   };
@@ -229,8 +235,10 @@ class FlowNetwork {
     uint32_t hop_count = 0;
     uint32_t hop_capacity = 0;  // hops_ reserved for the slot, reused by its next flows
     uint32_t generation = 0;
-    uint32_t version = 0;    // invalidates stale completion-heap entries
-    bool has_entry = false;  // a current entry for this flow is in completions_
+    uint32_t version = 0;  // invalidates stale completion-heap entries
+    // The buckets of its live entries in activations_ / completions_, kNoBucket when none.
+    uint32_t activation_bucket = kNoBucket;
+    uint32_t completion_bucket = kNoBucket;
     // Activated alone on every link of its route and not joined since: its max-min rate is
     // its route's bottleneck, solved without a component search (see Activate).
     bool lone = false;
@@ -253,6 +261,9 @@ class FlowNetwork {
   const Flow* Find(FlowId id) const;
   void Advance(int64_t t_ps);
   void PrefetchLinks(uint32_t slot) const;
+  std::span<const Crossing> Crossings(const Link& link) const;
+  void AddCrossing(Link& link, Crossing c);
+  void RemoveCrossing(Link& link, uint32_t pos);
   void Activate(uint32_t slot);
   void Complete(uint32_t slot);
   void Settle();
@@ -265,21 +276,26 @@ class FlowNetwork {
   bool IsStaleActivation(const Pending& p) const;
   void Leave(uint32_t slot, bool count_bytes);
   int64_t NextInternalEventPs();
+  void TakeDueCompletions();
+  void TakeDueActivations();
 
   std::vector<Link> links_;
   // Link latencies apart from links_, so that starting a flow reads a compact array.
   std::vector<int64_t> latency_ps_;
   std::vector<Flow> flows_;
-  std::vector<Hop> hops_;  // every slot's hops, see Hop
+  std::vector<Hop> hops_;                     // every slot's hops, see Hop
+  std::vector<std::vector<Crossing>> lists_;  // crossings of links crossed by several flows
+  std::vector<uint32_t> free_lists_;
+  std::vector<double> residual_;  // solver scratch per link, apart from the hot records
   std::vector<uint32_t> free_slots_;
-  std::vector<Pending> activations_;  // min-heap by (time, start_seq)
-  std::vector<Pending> completions_;  // min-heap by (time, start_seq), lazily invalidated
-  size_t stale_completions_ = 0;      // completions_ entries that no longer count
-  std::vector<FlowCompletion> done_;  // completed, not yet reported
+  internal::TimeBuckets<Pending> activations_;
+  internal::TimeBuckets<Pending> completions_;  // lazily invalidated (see Flow::version)
+  std::vector<FlowCompletion> done_;            // completed, not yet reported
   std::vector<LinkIndex> dirty_links_;
   std::vector<uint32_t> lone_flows_;   // activated alone since the last Settle (see Flow::lone)
   std::vector<Pending> batch_;         // scratch: completions at one instant
   std::vector<uint32_t> activating_;   // scratch: latency ends at one instant
+  std::vector<Pending> popped_;        // scratch: entries taken from a queue
   std::vector<LinkIndex> comp_links_;  // scratch: the component being solved
   std::vector<uint32_t> comp_flows_;
   std::vector<Share> shares_;
