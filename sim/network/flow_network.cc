@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -18,15 +19,17 @@ namespace {
 
 constexpr int64_t kMaxPs = std::numeric_limits<int64_t>::max();
 constexpr double kPsPerSecond = 1e12;
+// Flows of one instant are activated and completed in a batch; the links of the flow this far
+// ahead are fetched while the current one is processed, since on large clusters nearly every
+// link touched is a cache miss and the flows' links are independent of each other.
+constexpr size_t kPrefetchDistance = 8;
 
-// Min-heap order on (time, start sequence): std heaps are max-heaps, so "a after b".
-struct PendingAfter {
-  template <typename P>
-  bool operator()(const P& a, const P& b) const {
-    if (a.time_ps != b.time_ps) return a.time_ps > b.time_ps;
-    return a.start_seq > b.start_seq;
-  }
-};
+// Orders the entries of one instant by start sequence, the order they are reported in.
+template <typename P>
+void SortByStart(std::vector<P>& v) {
+  auto by_start = [](const P& a, const P& b) { return a.start_seq < b.start_seq; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
+}
 
 // Picoseconds to drain `bytes` at `rate`, rounded up after snapping (see alpha_beta.h).
 int64_t DrainPs(double bytes, double rate) { return DrainTime(bytes, rate).picoseconds(); }
@@ -62,6 +65,7 @@ StatusOr<FlowNetwork> FlowNetwork::Create(std::vector<LinkSpec> links) {
 FlowNetwork::FlowNetwork(std::vector<LinkSpec> links) {
   links_.resize(links.size());
   latency_ps_.resize(links.size());
+  residual_.resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) {
     links_[i].capacity = links[i].capacity.bytes_per_second();
     latency_ps_[i] = links[i].latency.picoseconds();
@@ -122,28 +126,37 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
     flows_.emplace_back();
   }
   Flow& f = flows_[slot];
-  f.hops.clear();
+  if (route.size() > f.hop_capacity) {
+    // A fresh range for the slot; its old one is abandoned. Capacities are powers of two, so a
+    // slot moves at most log2(longest route) times and hops_ stays within twice what it needs.
+    const size_t capacity = std::bit_ceil(route.size());
+    PLACESIM_CHECK(hops_.size() + capacity < kNoHop);
+    f.hop_first = static_cast<uint32_t>(hops_.size());
+    f.hop_capacity = static_cast<uint32_t>(capacity);
+    hops_.resize(hops_.size() + capacity);
+  }
+  f.hop_count = static_cast<uint32_t>(route.size());
   int64_t latency_ps = extra_latency.picoseconds();
+  Hop* hop = &hops_[f.hop_first];
   for (LinkIndex l : route) {
     PLACESIM_CHECK(l < links_.size());
-    f.hops.push_back(Hop{l, 0});
+    *hop++ = Hop{l, 0};
     latency_ps = SaturatingAdd(latency_ps, latency_ps_[l]);
   }
   f.size = size.count();
   f.remaining = static_cast<double>(f.size);
   f.rate = 0;
   f.updated_ps = now_ps_;
-  f.finish_ps = kMaxPs;
   f.start_seq = next_start_seq_++;
   f.tag = tag;
-  f.has_entry = false;
+  f.completion_bucket = kNoBucket;
+  f.lone = false;
   f.phase = Phase::kLatency;
   ++live_flows_;
 
   const int64_t active_ps = SaturatingAdd(now_ps_, latency_ps);
   if (active_ps == kMaxPs) time_overflowed_ = true;
-  activations_.push_back(Pending{active_ps, f.start_seq, slot, 0});
-  std::push_heap(activations_.begin(), activations_.end(), PendingAfter());
+  f.activation_bucket = activations_.Push(Pending{active_ps, f.start_seq, slot, 0});
   ++version_;
   return FlowId{MakeId(f.generation, slot)};
 }
@@ -155,23 +168,11 @@ bool FlowNetwork::IsStaleActivation(const Pending& p) const {
 
 bool FlowNetwork::IsStale(const Pending& p) const {
   const Flow& f = flows_[p.slot];
-  return f.phase != Phase::kTransfer || f.version != p.version || !f.has_entry;
+  return f.phase != Phase::kTransfer || f.version != p.version || f.completion_bucket == kNoBucket;
 }
 
 int64_t FlowNetwork::NextInternalEventPs() {
-  while (!completions_.empty() && IsStale(completions_.front())) {
-    std::pop_heap(completions_.begin(), completions_.end(), PendingAfter());
-    completions_.pop_back();
-    --stale_completions_;
-  }
-  while (!activations_.empty() && IsStaleActivation(activations_.front())) {
-    std::pop_heap(activations_.begin(), activations_.end(), PendingAfter());
-    activations_.pop_back();
-  }
-  int64_t t = kMaxPs;
-  if (!completions_.empty()) t = completions_.front().time_ps;
-  if (!activations_.empty()) t = std::min(t, activations_.front().time_ps);
-  return t;
+  return std::min(completions_.MinTime(), activations_.MinTime());
 }
 
 void FlowNetwork::Advance(int64_t t_ps) {
@@ -183,39 +184,101 @@ void FlowNetwork::Advance(int64_t t_ps) {
     now_ps_ = next;
     // Everything due at this instant is processed before one re-solve, and reported in start
     // order: completions first (their bandwidth is free again), then latency ends.
-    batch_.clear();
-    while (!completions_.empty() && completions_.front().time_ps == now_ps_) {
-      Pending p = completions_.front();
-      std::pop_heap(completions_.begin(), completions_.end(), PendingAfter());
-      completions_.pop_back();
-      if (IsStale(p)) {
-        --stale_completions_;
-        continue;
+    TakeDueCompletions();
+    const size_t transfers_done = batch_.size();
+    TakeDueActivations();
+    if (batch_.size() > transfers_done) SortByStart(batch_);
+    for (size_t i = 0; i < activating_.size(); ++i) {
+      if (i + kPrefetchDistance < activating_.size()) {
+        PrefetchLinks(activating_[i + kPrefetchDistance]);
       }
-      flows_[p.slot].has_entry = false;
-      batch_.push_back(p);
+      Activate(activating_[i]);
     }
-    size_t transfers_done = batch_.size();
-    while (!activations_.empty() && activations_.front().time_ps == now_ps_) {
-      Pending p = activations_.front();
-      std::pop_heap(activations_.begin(), activations_.end(), PendingAfter());
-      activations_.pop_back();
-      if (IsStaleActivation(p)) continue;  // cancelled
-      const Flow& f = flows_[p.slot];
-      if (f.size == 0 || f.hops.empty()) {
-        batch_.push_back(p);  // nothing to transfer: done when the first byte would arrive
-      } else {
-        Activate(p.slot);
-      }
+    for (size_t i = 0; i < batch_.size(); ++i) {
+      if (i + kPrefetchDistance < batch_.size()) PrefetchLinks(batch_[i + kPrefetchDistance].slot);
+      Complete(batch_[i].slot);
     }
-    if (batch_.size() > transfers_done) {
-      std::sort(batch_.begin(), batch_.end(),
-                [](const Pending& a, const Pending& b) { return a.start_seq < b.start_seq; });
-    }
-    for (const Pending& p : batch_) Complete(p.slot);
     ++version_;
   }
   if (t_ps > now_ps_) now_ps_ = t_ps;
+}
+
+void FlowNetwork::TakeDueCompletions() {
+  batch_.clear();
+  popped_.clear();
+  if (completions_.MinTime() != now_ps_) return;
+  completions_.PopAt(now_ps_, popped_);
+  for (const Pending& p : popped_) {
+    if (IsStale(p)) continue;
+    flows_[p.slot].completion_bucket = kNoBucket;
+    batch_.push_back(p);
+  }
+  SortByStart(batch_);
+}
+
+void FlowNetwork::TakeDueActivations() {
+  activating_.clear();
+  popped_.clear();
+  if (activations_.MinTime() != now_ps_) return;
+  activations_.PopAt(now_ps_, popped_);
+  SortByStart(popped_);
+  for (const Pending& p : popped_) {
+    if (IsStaleActivation(p)) continue;  // cancelled
+    Flow& f = flows_[p.slot];
+    f.activation_bucket = kNoBucket;
+    if (f.size == 0 || f.hop_count == 0) {
+      batch_.push_back(p);  // nothing to transfer: done when the first byte would arrive
+    } else {
+      activating_.push_back(p.slot);
+    }
+  }
+}
+
+void FlowNetwork::PrefetchLinks(uint32_t slot) const {
+  const Flow& f = flows_[slot];
+  for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+    __builtin_prefetch(&links_[hops_[h].link], /*rw=*/1);
+  }
+}
+
+std::span<const FlowNetwork::Crossing> FlowNetwork::Crossings(const Link& link) const {
+  if (link.list == kNoList) return {&link.solo, link.count};
+  return lists_[link.list];
+}
+
+void FlowNetwork::AddCrossing(Link& link, Crossing c) {
+  hops_[c.hop].pos = link.count;
+  if (link.count == 0 && link.list == kNoList) {
+    link.solo = c;
+  } else {
+    if (link.list == kNoList) {
+      if (free_lists_.empty()) {
+        link.list = static_cast<uint32_t>(lists_.size());
+        lists_.emplace_back();
+      } else {
+        link.list = free_lists_.back();
+        free_lists_.pop_back();
+      }
+      lists_[link.list].push_back(link.solo);
+    }
+    lists_[link.list].push_back(c);
+  }
+  ++link.count;
+}
+
+void FlowNetwork::RemoveCrossing(Link& link, uint32_t pos) {
+  --link.count;
+  if (link.list == kNoList) return;  // the inline crossing
+  // Swap-remove, fixing the back-pointer of the crossing moved into its place.
+  std::vector<Crossing>& list = lists_[link.list];
+  const Crossing moved = list.back();
+  list[pos] = moved;
+  hops_[moved.hop].pos = pos;
+  list.pop_back();
+  if (list.empty()) {
+    free_lists_.push_back(link.list);
+    link.list = kNoList;
+  }
 }
 
 void FlowNetwork::Activate(uint32_t slot) {
@@ -223,47 +286,68 @@ void FlowNetwork::Activate(uint32_t slot) {
   f.phase = Phase::kTransfer;
   f.updated_ps = now_ps_;
   f.rate = 0;
-  for (uint32_t h = 0; h < f.hops.size(); ++h) {
-    Link& link = links_[f.hops[h].link];
-    f.hops[h].pos = static_cast<uint32_t>(link.crossings.size());
-    link.crossings.push_back(Crossing{slot, h});
-    uint32_t n = static_cast<uint32_t>(link.crossings.size());
-    if (n == 1) link.busy_since_ps = now_ps_;
-    link.peak = std::max(link.peak, n);
+  // A flow that finds every link of its route idle is, for now, a component of its own, whose
+  // max-min rate is its bottleneck: it is marked lone and solved by Settle without a component
+  // search, unless a later flow of this instant joins one of its links, which clears the mark
+  // (that flow's seed then solves both).
+  bool lone = true;
+  double bottleneck = std::numeric_limits<double>::infinity();
+  for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+    Link& link = links_[hops_[h].link];
+    if (link.count > 0) {
+      lone = false;
+      if (link.count == 1) flows_[Crossings(link)[0].slot].lone = false;
+    } else {
+      link.busy_since_ps = now_ps_;
+    }
+    AddCrossing(link, Crossing{slot, h});
+    link.peak = std::max(link.peak, link.count);
+    bottleneck = std::min(bottleneck, link.capacity);
   }
-  // One seed suffices: all of the flow's links now lie in one component.
-  dirty_links_.push_back(f.hops.front().link);
+  f.lone = lone;
+  if (lone) {
+    f.solved_rate = bottleneck;
+    lone_flows_.push_back(slot);
+  } else {
+    // One seed suffices: all of the flow's links now lie in one component.
+    dirty_links_.push_back(hops_[f.hop_first].link);
+  }
 }
 
 void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
   Flow& f = flows_[slot];
-  if (f.phase == Phase::kTransfer) {
-    for (const Hop& hop : f.hops) {
-      Link& link = links_[hop.link];
-      // Swap-remove this crossing, fixing the back-pointer of the crossing moved into its place.
-      Crossing moved = link.crossings.back();
-      link.crossings[hop.pos] = moved;
-      flows_[moved.slot].hops[moved.hop].pos = hop.pos;
-      link.crossings.pop_back();
-      if (link.crossings.empty()) {
-        link.busy_ps += now_ps_ - link.busy_since_ps;
-      } else {
-        // Every link still crossed is a seed: removing the flow may split its component.
-        dirty_links_.push_back(hop.link);
-      }
+  const int64_t credit = count_bytes ? f.size : 0;
+  const bool transfer = f.phase == Phase::kTransfer;
+  for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+    const Hop& hop = hops_[h];
+    Link& link = links_[hop.link];
+    link.bytes_carried += credit;
+    if (!transfer) continue;
+    RemoveCrossing(link, hop.pos);
+    if (link.count == 0) {
+      link.busy_ps += now_ps_ - link.busy_since_ps;
+    } else {
+      // Every link still crossed is a seed: removing the flow may split its component.
+      dirty_links_.push_back(hop.link);
     }
   }
-  if (count_bytes) {
-    for (const Hop& hop : f.hops) links_[hop.link].bytes_carried += f.size;
+  if (f.completion_bucket != kNoBucket) completions_.Kill(f.completion_bucket);
+  f.completion_bucket = kNoBucket;
+  if (f.activation_bucket != kNoBucket) {
+    activations_.Kill(f.activation_bucket);
+    f.activation_bucket = kNoBucket;
   }
-  if (f.has_entry) ++stale_completions_;
-  f.has_entry = false;
+  f.lone = false;
   f.phase = Phase::kFree;
   f.remaining = 0;
   f.rate = 0;
   ++f.generation;
   free_slots_.push_back(slot);
   --live_flows_;
+  // Cancelled flows' activations: dropped once they are the majority, as for completions.
+  if (activations_.dead() > 64 && activations_.dead() * 2 > activations_.size()) {
+    activations_.Compact([this](const Pending& p) { return IsStaleActivation(p); });
+  }
 }
 
 void FlowNetwork::Complete(uint32_t slot) {
@@ -282,59 +366,90 @@ bool FlowNetwork::Cancel(FlowId id) {
 }
 
 void FlowNetwork::Settle() {
-  if (dirty_links_.empty()) return;
-  // Seeds are solved in the order they were dirtied; a seed already covered by an earlier
-  // component in this pass is skipped (its epoch matches).
-  ++epoch_;
-  uint64_t pass_epoch = epoch_;
-  for (size_t i = 0; i < dirty_links_.size(); ++i) {
-    LinkIndex seed = dirty_links_[i];
-    if (links_[seed].seen_epoch >= pass_epoch) continue;
-    // A link that no transfer crosses any more (its last flow left) has no component to solve.
-    if (links_[seed].crossings.empty()) continue;
-    SolveComponent(seed);
+  if (!dirty_links_.empty()) {
+    // Seeds are solved in the order they were dirtied; a seed already covered by an earlier
+    // component in this pass is skipped (its epoch matches).
+    ++epoch_;
+    const uint64_t pass_epoch = epoch_;
+    for (size_t i = 0; i < dirty_links_.size(); ++i) {
+      const Link& seed = links_[dirty_links_[i]];
+      if (seed.seen_epoch >= pass_epoch) continue;
+      // A link that no transfer crosses any more (its last flow left) has no component to solve.
+      if (seed.count == 0) continue;
+      SolveComponent(dirty_links_[i]);
+    }
+    dirty_links_.clear();
   }
-  dirty_links_.clear();
+  // Lone flows still alone (a seed's component may have covered one; SolveComponent then
+  // cleared its mark): a component of one flow, whose progressive filling fixes it at the
+  // least capacity of its route in one round, exactly the bottleneck Activate recorded.
+  for (uint32_t slot : lone_flows_) {
+    Flow& f = flows_[slot];
+    if (!f.lone || f.phase != Phase::kTransfer) continue;
+    f.lone = false;
+    ++solver_stats_.solves;
+    ++solver_stats_.flows_solved;
+    solver_stats_.links_solved += f.hop_count;
+    solver_stats_.last_component_flows = 1;
+    solver_stats_.last_component_links = f.hop_count;
+    ApplyRate(slot, f.solved_rate);
+  }
+  lone_flows_.clear();
 }
 
 void FlowNetwork::SolveComponent(LinkIndex seed) {
   // Each component gets a fresh epoch (>= the pass epoch), marking its links and flows.
   const uint64_t epoch = ++epoch_;
-  comp_links_.clear();
-  comp_flows_.clear();
-
-  // Breadth-first search over the bipartite graph of links and transfer-phase flows.
-  links_[seed].seen_epoch = epoch;
-  comp_links_.push_back(seed);
-  for (size_t i = 0; i < comp_links_.size(); ++i) {
-    const Link& link = links_[comp_links_[i]];
-    for (const Crossing& c : link.crossings) {
-      Flow& f = flows_[c.slot];
-      if (f.seen_epoch == epoch) continue;
-      f.seen_epoch = epoch;
-      comp_flows_.push_back(c.slot);
-      for (const Hop& hop : f.hops) {
-        Link& next = links_[hop.link];
-        if (next.seen_epoch == epoch) continue;
-        next.seen_epoch = epoch;
-        comp_links_.push_back(hop.link);
-      }
-    }
-  }
-
+  CollectComponent(seed, epoch);
   ++solver_stats_.solves;
   solver_stats_.flows_solved += comp_flows_.size();
   solver_stats_.links_solved += comp_links_.size();
   solver_stats_.last_component_flows = static_cast<uint32_t>(comp_flows_.size());
   solver_stats_.last_component_links = static_cast<uint32_t>(comp_links_.size());
   if (comp_flows_.empty()) return;
+  FillProgressively(epoch);
+  // Apply: only flows whose rate changed are progressed and get a new completion time.
+  for (uint32_t slot : comp_flows_) {
+    Flow& f = flows_[slot];
+    PLACESIM_DCHECK(f.fixed_epoch == epoch && f.solved_rate > 0);
+    f.lone = false;
+    ApplyRate(slot, f.solved_rate);
+  }
+}
 
-  // Progressive filling. shares_ is a min-heap on (share, link index) holding at most one entry
-  // per link. Fixing flows only raises the shares of the other links they cross (see the
-  // header), so an entry's key is a lower bound of its link's current share: when it reaches
-  // the top, either its key is current — the link is the bottleneck — or it is re-inserted with
-  // its current share. This keeps the heap at O(links) entries and costs one pop per round plus
-  // one per re-insertion, instead of a push for every fixed crossing.
+void FlowNetwork::CollectComponent(LinkIndex seed, uint64_t epoch) {
+  // Breadth-first search over the bipartite graph of links and transfer-phase flows.
+  comp_links_.clear();
+  comp_flows_.clear();
+  links_[seed].seen_epoch = epoch;
+  comp_links_.push_back(seed);
+  for (size_t i = 0; i < comp_links_.size(); ++i) {
+    for (const Crossing& c : Crossings(links_[comp_links_[i]])) {
+      const uint32_t slot = c.slot;
+      Flow& f = flows_[slot];
+      if (f.seen_epoch == epoch) continue;
+      f.seen_epoch = epoch;
+      comp_flows_.push_back(slot);
+      for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+        const LinkIndex l = hops_[h].link;
+        Link& next = links_[l];
+        if (next.seen_epoch == epoch) continue;
+        next.seen_epoch = epoch;
+        comp_links_.push_back(l);
+      }
+    }
+  }
+}
+
+void FlowNetwork::FillProgressively(uint64_t epoch) {
+  // shares_ is a min-heap on (share, link index) holding at most one entry per link. Fixing
+  // flows only raises the shares of the other links they cross (see the header), so an
+  // entry's key is a lower bound of its link's current share: when it reaches the top, either
+  // its key is current — the link is the bottleneck — or it is re-inserted with its current
+  // share. This keeps the heap at O(links) entries and costs one pop per round plus one per
+  // re-insertion, instead of a push for every fixed crossing. The pops follow the strict order
+  // (share, link), and every flow fixed in a round subtracts the same share, so neither the
+  // order of the crossing lists nor that of comp_links_ can change a rate.
   auto share_after = [](const Share& a, const Share& b) {
     if (a.share != b.share) return a.share > b.share;
     return a.link > b.link;
@@ -342,9 +457,9 @@ void FlowNetwork::SolveComponent(LinkIndex seed) {
   shares_.clear();
   for (LinkIndex l : comp_links_) {
     Link& link = links_[l];
-    link.residual = link.capacity;
-    link.unfixed = static_cast<uint32_t>(link.crossings.size());
-    if (link.unfixed > 0) shares_.push_back(Share{link.residual / link.unfixed, l});
+    residual_[l] = link.capacity;
+    link.unfixed = link.count;
+    if (link.unfixed > 0) shares_.push_back(Share{residual_[l] / link.unfixed, l});
   }
   std::make_heap(shares_.begin(), shares_.end(), share_after);
   while (!shares_.empty()) {
@@ -353,57 +468,51 @@ void FlowNetwork::SolveComponent(LinkIndex seed) {
     shares_.pop_back();
     Link& bottleneck = links_[top.link];
     if (bottleneck.unfixed == 0) continue;  // all its flows were fixed elsewhere
-    const double current = bottleneck.residual / bottleneck.unfixed;
+    const double current = residual_[top.link] / bottleneck.unfixed;
     if (current != top.share) {
       shares_.push_back(Share{current, top.link});
       std::push_heap(shares_.begin(), shares_.end(), share_after);
       continue;
     }
     const double s = current;
-    for (const Crossing& c : bottleneck.crossings) {
+    for (const Crossing& c : Crossings(bottleneck)) {
       Flow& f = flows_[c.slot];
       if (f.fixed_epoch == epoch) continue;
       f.fixed_epoch = epoch;
       f.solved_rate = s;
-      for (const Hop& hop : f.hops) {
-        Link& link = links_[hop.link];
-        link.residual = std::max(0.0, link.residual - s);
-        --link.unfixed;
+      for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+        const LinkIndex l = hops_[h].link;
+        residual_[l] = std::max(0.0, residual_[l] - s);
+        --links_[l].unfixed;
       }
     }
   }
-
-  // Apply: only flows whose rate changed are progressed and get a new completion time.
-  for (uint32_t slot : comp_flows_) {
-    Flow& f = flows_[slot];
-    PLACESIM_DCHECK(f.fixed_epoch == epoch && f.solved_rate > 0);
-    if (f.solved_rate == f.rate) continue;
-    if (f.rate > 0) {
-      // rate * dt / 1e12 rather than rate * (dt * 1e-12): exact for round figures.
-      double moved = f.rate * static_cast<double>(now_ps_ - f.updated_ps) / kPsPerSecond;
-      f.remaining = std::max(0.0, f.remaining - moved);
-    }
-    f.updated_ps = now_ps_;
-    f.rate = f.solved_rate;
-    f.finish_ps = SaturatingAdd(now_ps_, DrainPs(f.remaining, f.rate));
-    if (f.finish_ps == kMaxPs) time_overflowed_ = true;
-    ++solver_stats_.rate_changes;
-    PushCompletion(slot);
-  }
 }
 
-void FlowNetwork::PushCompletion(uint32_t slot) {
+void FlowNetwork::ApplyRate(uint32_t slot, double rate) {
   Flow& f = flows_[slot];
-  if (f.has_entry) ++stale_completions_;
+  if (rate == f.rate) return;
+  if (f.rate > 0) {
+    // rate * dt / 1e12 rather than rate * (dt * 1e-12): exact for round figures.
+    double moved = f.rate * static_cast<double>(now_ps_ - f.updated_ps) / kPsPerSecond;
+    f.remaining = std::max(0.0, f.remaining - moved);
+  }
+  f.updated_ps = now_ps_;
+  f.rate = rate;
+  const int64_t finish_ps = SaturatingAdd(now_ps_, DrainPs(f.remaining, f.rate));
+  if (finish_ps == kMaxPs) time_overflowed_ = true;
+  ++solver_stats_.rate_changes;
+  PushCompletion(slot, finish_ps);
+}
+
+void FlowNetwork::PushCompletion(uint32_t slot, int64_t finish_ps) {
+  Flow& f = flows_[slot];
+  if (f.completion_bucket != kNoBucket) completions_.Kill(f.completion_bucket);
   ++f.version;
-  f.has_entry = true;
-  completions_.push_back(Pending{f.finish_ps, f.start_seq, slot, f.version});
-  std::push_heap(completions_.begin(), completions_.end(), PendingAfter());
-  // Drop stale entries once they are the majority, keeping the heap O(live flows).
-  if (stale_completions_ > 64 && stale_completions_ * 2 > completions_.size()) {
-    std::erase_if(completions_, [this](const Pending& p) { return IsStale(p); });
-    std::make_heap(completions_.begin(), completions_.end(), PendingAfter());
-    stale_completions_ = 0;
+  f.completion_bucket = completions_.Push(Pending{finish_ps, f.start_seq, slot, f.version});
+  // Drop stale entries once they are the majority, keeping the queue O(live flows).
+  if (completions_.dead() > 64 && completions_.dead() * 2 > completions_.size()) {
+    completions_.Compact([this](const Pending& p) { return IsStale(p); });
   }
 }
 
@@ -455,9 +564,9 @@ LinkStats FlowNetwork::link_stats(LinkIndex l) const {
   LinkStats s;
   s.bytes_carried = Bytes::Count(link.bytes_carried);
   int64_t busy = link.busy_ps;
-  if (!link.crossings.empty()) busy += now_ps_ - link.busy_since_ps;
+  if (link.count > 0) busy += now_ps_ - link.busy_since_ps;
   s.busy_time = Duration::Picoseconds(busy);
-  s.active_flows = static_cast<uint32_t>(link.crossings.size());
+  s.active_flows = link.count;
   s.peak_flows = link.peak;
   return s;
 }

@@ -38,6 +38,17 @@
 // links that flow touches; everything outside keeps its rate and its predicted completion.
 // Changes are batched: Start() and completions only mark links dirty, and the next query
 // solves each dirty component once (SimGrid's lmm::System selective update, in spirit).
+// A flow that enters transfer alone on every link of its route (the common case on large
+// fabrics, where each flow of a collective phase has links of its own) is a component of one
+// flow: progressive filling fixes it at its route's bottleneck in one round, so its rate is
+// taken while its links are read on entry, with no component search; a later flow of the same
+// instant that joins one of its links makes it an ordinary seed again.
+//
+// Cost. Past a few thousand GPUs the link and flow tables outgrow the caches and a flow event
+// costs about one memory load per link of its route; links are one cache line each holding a
+// lone crossing inline, hops are pooled per flow slot (no allocation per flow), the flows of
+// one instant are processed as a batch whose links are prefetched ahead, and the pending events
+// are bucketed by time (internal/time_buckets.h), so an instant leaves the queue at once.
 //
 // Time and exactness. Time is integer picoseconds. Progress is computed lazily per flow: a flow
 // stores (remaining bytes at its last rate change, the time of that change, its rate), and its
@@ -63,6 +74,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "sim/engine/event_queue.h"
+#include "sim/network/internal/time_buckets.h"
 
 namespace placesim::sim {
 
@@ -177,42 +189,59 @@ class FlowNetwork {
  private:
   enum class Phase : uint8_t { kFree, kLatency, kTransfer };
 
+  // Sentinel of the crossing lists: no hop.
+  static constexpr uint32_t kNoHop = ~uint32_t{0};
+  static constexpr uint32_t kNoList = ~uint32_t{0};
+  static constexpr uint32_t kNoBucket = internal::kNoBucket;
+
+  // A flow's hops lie contiguously in hops_ (its route, in order), pooled per slot, so that
+  // starting a flow allocates nothing.
   struct Hop {
     LinkIndex link;
-    uint32_t pos;  // index of this crossing in links_[link].crossings
+    uint32_t pos;  // index of this crossing in its link's crossings
   };
   struct Crossing {
     uint32_t slot;  // flow slot
-    uint32_t hop;   // index into that flow's hops
+    uint32_t hop;   // index into hops_
   };
-  struct Link {
-    double capacity = 0;              // bytes/s
-    std::vector<Crossing> crossings;  // flows in transfer phase, one entry per crossing
-    // statistics
+  // Everything a flow event touches on a link, in one cache line: the hot paths (Activate,
+  // Leave, the solver) load each link of a route once, and the link tables of 100,000+ GPU
+  // clusters are far larger than the caches. A link crossed by one flow holds that crossing
+  // inline; a second flow moves them to a list of lists_ (kept until the link is idle again).
+  struct alignas(64) Link {
+    double capacity = 0;  // bytes/s
     int64_t bytes_carried = 0;
     int64_t busy_ps = 0;
     int64_t busy_since_ps = 0;
+    uint64_t seen_epoch = 0;  // solver scratch
+    Crossing solo{};          // the crossing when list == kNoList and count == 1
+    uint32_t list = kNoList;  // index into lists_ of its crossings, kNoList when inline
+    uint32_t count = 0;       // flows in transfer phase, one per crossing
     uint32_t peak = 0;
-    // solver scratch
-    uint64_t seen_epoch = 0;
-    double residual = 0;
-    uint32_t unfixed = 0;
+    uint32_t unfixed = 0;  // solver scratch
   };
+  static_assert(sizeof(Link) == 64);
   struct Flow {
-    std::vector<Hop> hops;
     double remaining = 0;  // bytes left at updated_ps
     double rate = 0;       // bytes/s
     double solved_rate = 0;
     int64_t updated_ps = 0;
-    int64_t finish_ps = 0;
     int64_t size = 0;
     uint64_t start_seq = 0;
     uint64_t tag = 0;
     uint64_t seen_epoch = 0;
     uint64_t fixed_epoch = 0;
+    uint32_t hop_first = 0;  // its hops: hops_[hop_first, hop_first + hop_count)
+    uint32_t hop_count = 0;
+    uint32_t hop_capacity = 0;  // hops_ reserved for the slot, reused by its next flows
     uint32_t generation = 0;
-    uint32_t version = 0;    // invalidates stale completion-heap entries
-    bool has_entry = false;  // a current entry for this flow is in completions_
+    uint32_t version = 0;  // invalidates stale completion-heap entries
+    // The buckets of its live entries in activations_ / completions_, kNoBucket when none.
+    uint32_t activation_bucket = kNoBucket;
+    uint32_t completion_bucket = kNoBucket;
+    // Activated alone on every link of its route and not joined since: its max-min rate is
+    // its route's bottleneck, solved without a component search (see Activate).
+    bool lone = false;
     Phase phase = Phase::kFree;
   };
   struct Pending {  // an entry of the activation or completion heap
@@ -231,27 +260,42 @@ class FlowNetwork {
   Flow* Find(FlowId id);
   const Flow* Find(FlowId id) const;
   void Advance(int64_t t_ps);
+  void PrefetchLinks(uint32_t slot) const;
+  std::span<const Crossing> Crossings(const Link& link) const;
+  void AddCrossing(Link& link, Crossing c);
+  void RemoveCrossing(Link& link, uint32_t pos);
   void Activate(uint32_t slot);
   void Complete(uint32_t slot);
   void Settle();
   void SolveComponent(LinkIndex seed);
-  void PushCompletion(uint32_t slot);
+  void CollectComponent(LinkIndex seed, uint64_t epoch);
+  void FillProgressively(uint64_t epoch);
+  void ApplyRate(uint32_t slot, double rate);
+  void PushCompletion(uint32_t slot, int64_t finish_ps);
   bool IsStale(const Pending& p) const;
   bool IsStaleActivation(const Pending& p) const;
   void Leave(uint32_t slot, bool count_bytes);
   int64_t NextInternalEventPs();
+  void TakeDueCompletions();
+  void TakeDueActivations();
 
   std::vector<Link> links_;
   // Link latencies apart from links_, so that starting a flow reads a compact array.
   std::vector<int64_t> latency_ps_;
   std::vector<Flow> flows_;
+  std::vector<Hop> hops_;                     // every slot's hops, see Hop
+  std::vector<std::vector<Crossing>> lists_;  // crossings of links crossed by several flows
+  std::vector<uint32_t> free_lists_;
+  std::vector<double> residual_;  // solver scratch per link, apart from the hot records
   std::vector<uint32_t> free_slots_;
-  std::vector<Pending> activations_;  // min-heap by (time, start_seq)
-  std::vector<Pending> completions_;  // min-heap by (time, start_seq), lazily invalidated
-  size_t stale_completions_ = 0;      // completions_ entries that no longer count
-  std::vector<FlowCompletion> done_;  // completed, not yet reported
+  internal::TimeBuckets<Pending> activations_;
+  internal::TimeBuckets<Pending> completions_;  // lazily invalidated (see Flow::version)
+  std::vector<FlowCompletion> done_;            // completed, not yet reported
   std::vector<LinkIndex> dirty_links_;
+  std::vector<uint32_t> lone_flows_;   // activated alone since the last Settle (see Flow::lone)
   std::vector<Pending> batch_;         // scratch: completions at one instant
+  std::vector<uint32_t> activating_;   // scratch: latency ends at one instant
+  std::vector<Pending> popped_;        // scratch: entries taken from a queue
   std::vector<LinkIndex> comp_links_;  // scratch: the component being solved
   std::vector<uint32_t> comp_flows_;
   std::vector<Share> shares_;

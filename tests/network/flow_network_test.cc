@@ -227,6 +227,47 @@ TEST(FlowNetwork, StartsAtOneInstantAreSolvedOnce) {
   EXPECT_EQ(net.solver_stats().rate_changes, 100u);
 }
 
+TEST(FlowNetwork, ALoneFlowJoinedAtTheSameInstantSharesItsLink) {
+  // f1 enters transfer alone on links 0 and 1 (both 100 GB/s), then f2 joins link 1 at the
+  // same instant: f1 is no longer a component of its own, and link 1 splits 50/50. 1 GB at
+  // 50 GB/s takes 20 ms for both. A third flow alone on link 2 keeps its 100 GB/s: 10 ms.
+  FlowNetwork net = MakeNetwork({Link(GBps(100)), Link(GBps(100)), Link(GBps(100))});
+  FlowId f1 = net.Start(SimTime::Zero(), Route({0, 1}), GB(1));
+  FlowId f2 = net.Start(SimTime::Zero(), Route({1}), GB(1));
+  FlowId f3 = net.Start(SimTime::Zero(), Route({2}), GB(1));
+  EXPECT_DOUBLE_EQ(net.Rate(f1).bytes_per_second(), 50e9);
+  EXPECT_DOUBLE_EQ(net.Rate(f2).bytes_per_second(), 50e9);
+  EXPECT_DOUBLE_EQ(net.Rate(f3).bytes_per_second(), 100e9);
+  auto done = net.AdvanceTo(Milliseconds(30));
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_EQ(done[0].id, f3);
+  EXPECT_EQ(done[0].time, Milliseconds(10));
+  EXPECT_EQ(done[1].id, f1);
+  EXPECT_EQ(done[1].time, Milliseconds(20));
+  EXPECT_EQ(done[2].id, f2);
+  EXPECT_EQ(done[2].time, Milliseconds(20));
+}
+
+TEST(FlowNetwork, ManyCancelledActivationsNeverFireAndTheRestRunOnTime) {
+  // 200 flows of 1 GB on one 100 GB/s link, each with a 1 ms latency phase; the first 150 are
+  // cancelled before it ends (their queue entries are dropped once they are the majority). The
+  // 50 left share the link from 1 ms: 50 GB at 100 GB/s takes 500 ms, so all end at 501 ms.
+  FlowNetwork net = MakeNetwork({Link(GBps(100))});
+  std::vector<FlowId> ids;
+  for (int i = 0; i < 200; ++i) {
+    ids.push_back(net.Start(SimTime::Zero(), Route({0}), GB(1), i, Milliseconds(1)));
+  }
+  for (int i = 0; i < 150; ++i) EXPECT_TRUE(net.Cancel(ids[i]));
+  EXPECT_EQ(net.NextEventTime(), Milliseconds(1));
+  auto done = net.AdvanceTo(Milliseconds(600));
+  ASSERT_EQ(done.size(), 50u);
+  for (size_t i = 0; i < done.size(); ++i) {
+    EXPECT_EQ(done[i].tag, 150 + i);  // same instant: start order
+    EXPECT_EQ(done[i].time, Milliseconds(501));
+  }
+  EXPECT_EQ(net.link_stats(0).bytes_carried, GB(50));
+}
+
 TEST(FlowNetwork, CancelFreesBandwidthAndIsNeverReported) {
   // Two 1 GB flows share 100 GB/s; at 5 ms (0.25 GB sent each) f1 is cancelled, so f2's last
   // 0.75 GB runs alone at 100 GB/s: 7.5 ms more, ending at 12.5 ms. A flow cancelled in its
