@@ -369,6 +369,14 @@ def result_cases():
         "deep objects": ('{"step_time_s": ' + '{"a":' * 20000 + "1" + "}" * 20001,
                          "nested deeper"),
         "binary": ("\x00\x01\x02", "not valid JSON"),
+        "number past a double": ('{"step_time_s": 1e400}', "number overflow"),
+        "sweep points with the same values": (
+            '{"kind": "sweep", "points": [{"values": {"tp": "2"}, "status": "ok"}, '
+            '{"values": {"tp": "2"}, "status": "ok"}]}', "the same values as $.points[0]"),
+        "benchmark named twice": ('{"benchmarks": [{"name": "b", "real_time": 1}, '
+                                  '{"name": "b", "real_time": 2}]}', "the same benchmark"),
+        "benchmark time past a double": (
+            '{"benchmarks": [{"name": "b", "real_time": 101e30000}]}', "number overflow"),
     }
     for name, (text, expect) in compare_bad.items():
         for order in ["baseline", "current"]:
