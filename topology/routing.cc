@@ -185,7 +185,11 @@ class Router::Search {
       // (CannotImprove) nor lie on the walk, whose vertices have fewer hops than src.
       const bool only_src = reached_[src] == epoch_ && c.transits == cost_[src].transits &&
                             c.hops + 1 >= cost_[src].hops;
-      if (!only_src) ForRelayLinks(in_, v, [&](int32_t u, int32_t l) { relax(v, u, l); });
+      // Captured through a copy: clang 14 (Debian's, the sanitizer build's compiler) cannot
+      // capture a structured binding.
+      if (!only_src) {
+        ForRelayLinks(in_, v, [&, head = v](int32_t u, int32_t l) { relax(head, u, l); });
+      }
     }
     return false;
   }

@@ -69,14 +69,24 @@ std::string PointKey(const Json& values) {
 }
 
 // A sweep's metrics: per point, "ok" and every leaf but its index, values, status and error.
+// Points are matched between the files by their values, so two points with the same values
+// would each be compared with the first: a file would differ from itself. Refused.
 Status FlattenSweep(const Json& j, const std::string& path, std::vector<Metric>* out) {
-  for (const auto& p : j["points"]) {
+  std::map<std::string, size_t> first_with;  // point key -> index of the first such point
+  for (size_t i = 0; i < j["points"].size(); ++i) {
+    const Json& p = j["points"][i];
     if (!p.is_object() || !p.contains("values") || !p["values"].is_object()) {
       return InvalidArgumentError(fmt::format("{}: a sweep point has no \"values\" object", path));
     }
     // Matching key, then label: the label is what the report shows.
     std::string label = PointLabel(p["values"]);
     std::string key = PointKey(p["values"]);
+    if (const auto [it, inserted] = first_with.emplace(key, i); !inserted) {
+      return InvalidArgumentError(
+          fmt::format("{}: $.points[{}].values: {}: the same values as $.points[{}]; each point "
+                      "of a sweep has values of its own",
+                      path, i, label, it->second));
+    }
     const auto status = p.find("status");
     const bool ok = status != p.end() && status->is_string() && status->get<std::string>() == "ok";
     out->push_back({key + "\x1d" + label + " ok", "ok", ok});
@@ -95,18 +105,34 @@ Status FlattenSweep(const Json& j, const std::string& path, std::vector<Metric>*
 
 // Google Benchmark's JSON (--benchmark_out): per benchmark, its times and rates. Runs are
 // matched by name; aggregates of repetitions are left out so both files compare alike.
-void FlattenBenchmarks(const Json& j, std::vector<Metric>* out) {
-  for (const auto& b : j["benchmarks"]) {
+// A name that appears twice (other than as repetitions, told apart by repetition_index) is
+// refused, as a sweep's repeated point is: both would be compared with the first.
+Status FlattenBenchmarks(const Json& j, const std::string& path, std::vector<Metric>* out) {
+  std::map<std::string, size_t> first_with;  // name -> index of the first such benchmark
+  for (size_t i = 0; i < j["benchmarks"].size(); ++i) {
+    const Json& b = j["benchmarks"][i];
     if (!b.is_object() || !b.contains("name") || !b["name"].is_string()) continue;
     const auto run_type = b.find("run_type");
     if (run_type != b.end() && *run_type != "iteration") continue;
-    const std::string name = b["name"].get<std::string>();
+    std::string name = b["name"].get<std::string>();
+    // Repetitions after the first keep apart; the first keeps the plain name, as without any.
+    if (const auto rep = b.find("repetition_index");
+        rep != b.end() && rep->is_number_integer() && rep->get<int64_t>() > 0) {
+      name += fmt::format(" (repetition {})", rep->get<int64_t>());
+    }
+    if (const auto [it, inserted] = first_with.emplace(name, i); !inserted) {
+      return InvalidArgumentError(fmt::format(
+          "{}: $.benchmarks[{}].name: \"{}\": the same benchmark as $.benchmarks[{}]; each "
+          "appears once",
+          path, i, name, it->second));
+    }
     for (const char* key : {"real_time", "cpu_time", "items_per_second", "bytes_per_second"}) {
       if (b.contains(key) && b[key].is_number()) {
         out->push_back({name + " " + key, key, ValueOf(b[key])});
       }
     }
   }
+  return OkStatus();
 }
 
 // Checks the type of every field the flattening reads by name, so a result of the wrong
@@ -147,9 +173,9 @@ Status CheckShape(const Json& j, const std::string& path) {
 
 StatusOr<ResultMetrics> CheckMetricCount(const std::string& path, ResultMetrics r) {
   if (r.metrics.size() <= kMaxResultMetrics) return r;
-  return InvalidArgumentError(fmt::format(
-      "{}: more than {} numeric values, the limit of a result to compare", path,
-      kMaxResultMetrics));
+  return InvalidArgumentError(
+      fmt::format("{}: more than {} numeric values, the limit of a result to compare", path,
+                  kMaxResultMetrics));
 }
 
 // The sign of current - baseline and whether the change counts, for one matched metric;
@@ -263,7 +289,7 @@ StatusOr<ResultMetrics> LoadResultFile(const std::string& path) {
   }
   if (j.is_object() && j.contains("benchmarks") && j["benchmarks"].is_array()) {
     r.kind = ResultKind::kBenchmark;
-    FlattenBenchmarks(j, &r.metrics);
+    RETURN_IF_ERROR(FlattenBenchmarks(j, path, &r.metrics));
     return CheckMetricCount(path, std::move(r));
   }
   if (j.is_object() && j.contains("scenario") && j.contains("roles")) {

@@ -84,6 +84,15 @@ StatusOr<Json> ReadJsonFile(const std::string& path) {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {
     return InvalidArgumentError(fmt::format("{}: not valid JSON (at byte {})", path, e.byte));
+  } catch (const Json::out_of_range& e) {
+    // A number past a double's range ("1e400") is nlohmann's out_of_range 406, not a parse
+    // error; its message quotes the number, which can be as long as the file.
+    std::string reason = e.what();
+    if (const size_t bracket = reason.find("] "); bracket != std::string::npos) {
+      reason.erase(0, bracket + 2);
+    }
+    if (reason.size() > 120) reason = reason.substr(0, 117) + "...";
+    return InvalidArgumentError(fmt::format("{}: not valid JSON: {}", path, reason));
   }
 }
 

@@ -65,6 +65,35 @@ QUANTITY_FIELDS = {
     "cluster.node.host_memory": ["-1 TB", "2"],
     "simulation.gradient_bucket_size": ["-25 MB", "25", "big"],
 }
+# Quantities that parse but lie outside the field's physical range
+# (sim/scenario/internal/field_ranges.h): each just past an end, and absurd ones.
+PHYSICAL_RANGE_FIELDS = {
+    "cluster.node.gpu.hbm_capacity": ["1 B", "1048575 B", "2 PiB"],
+    "cluster.node.gpu.hbm_bandwidth": ["1 b/s", "0.99 MB/s", "1001 TB/s"],
+    "cluster.node.gpu.peak_fp32": ["1 FLOP/s", "1001 PFLOP/s"],
+    "cluster.node.gpu.peak_tf32": ["0.5 GFLOP/s"],
+    "cluster.node.gpu.peak_bf16": ["1 FLOP/s", "999 MFLOP/s", "1001 PFLOP/s"],
+    "cluster.node.gpu.peak_fp16": ["1 KFLOP/s"],
+    "cluster.node.gpu.peak_fp8": ["2000 PFLOP/s"],
+    "cluster.node.gpu.kernel_overhead": ["1e6 s", "1.5 s"],
+    "cluster.node.gpu.matmul_efficiency": ["1e-8", "0.0009"],
+    "cluster.node.gpu.memory_efficiency": ["1e-12", "0.0005"],
+    "cluster.node.nvlink_bandwidth": ["1 Kb/s", "1001 TB/s"],
+    "cluster.node.nvlink_latency": ["1e6 s", "1001 ms"],
+    "cluster.node.pcie_bandwidth": ["1 B/s", "2000 TB/s"],
+    "cluster.node.pcie_latency": ["2 s"],
+    "cluster.node.host_memory": ["1 KiB", "2 PiB"],
+    "cluster.node.host_memory_bandwidth": ["10 B/s"],
+    "cluster.node.host_flops": ["1 FLOP/s"],
+    "cluster.node.nvme_capacity": ["1 KB", "1000 PiB"],
+    "cluster.node.nvme_bandwidth": ["1 KB/s"],
+    "cluster.node.nic_bandwidth": ["1 Kbps", "1e20 Gb/s"],
+    "cluster.node.nic_latency": ["3 s"],
+    "cluster.fabric.link_bandwidth": ["1 b/s", "1e9 GB/s"],
+    "cluster.fabric.switch_latency": ["1e6 s"],
+    "cluster.fabric.oversubscription": ["1e300", "1001"],
+    "simulation.gradient_bucket_size": ["2 TiB", "1 PiB"],
+}
 ENUM_FIELDS = {
     "training.precision": ["PRECISION_FP64", "fp4", "7"],
     "training.optimizer": ["OPTIMIZER_LION", "sgd"],
@@ -80,13 +109,19 @@ BAD_ASSIGNMENTS = ["model.layers", "=5", "model.layers=", "model.layers==3"]
 def override_cases():
     out = []
     tables = [(TINY, INT_FIELDS), (TINY, REAL_FIELDS), (MOE, MOE_REAL_FIELDS),
-              (TINY, QUANTITY_FIELDS), (TINY, ENUM_FIELDS)]
+              (TINY, QUANTITY_FIELDS), (TINY, PHYSICAL_RANGE_FIELDS), (TINY, ENUM_FIELDS)]
     for scenario, table in tables:
         for field, values in table.items():
             for v in values:
                 out.append({"name": f"{field}={v}", "args": ["analyze", scenario, "--set",
                                                               f"{field}={v}"],
                             "expect": [field]})
+    # Every range message names the range's ends, for the ranges of PHYSICAL_RANGE_FIELDS.
+    for c in out:
+        field = c["args"][-1].split("=")[0]
+        if field in PHYSICAL_RANGE_FIELDS and c["args"][-1].split("=", 1)[1] in \
+                PHYSICAL_RANGE_FIELDS[field]:
+            c["expect"] = c["expect"] + ["must be", "between"]
     for path in BAD_PATHS:
         out.append({"name": f"path {path[:40]}", "args": ["analyze", TINY, "--set", f"{path}=1"],
                     "expect": [path[:40]]})
@@ -335,6 +370,14 @@ def result_cases():
         "deep objects": ('{"step_time_s": ' + '{"a":' * 20000 + "1" + "}" * 20001,
                          "nested deeper"),
         "binary": ("\x00\x01\x02", "not valid JSON"),
+        "number past a double": ('{"step_time_s": 1e400}', "number overflow"),
+        "sweep points with the same values": (
+            '{"kind": "sweep", "points": [{"values": {"tp": "2"}, "status": "ok"}, '
+            '{"values": {"tp": "2"}, "status": "ok"}]}', "the same values as $.points[0]"),
+        "benchmark named twice": ('{"benchmarks": [{"name": "b", "real_time": 1}, '
+                                  '{"name": "b", "real_time": 2}]}', "the same benchmark"),
+        "benchmark time past a double": (
+            '{"benchmarks": [{"name": "b", "real_time": 101e30000}]}', "number overflow"),
     }
     for name, (text, expect) in compare_bad.items():
         for order in ["baseline", "current"]:

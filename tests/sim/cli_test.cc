@@ -342,19 +342,17 @@ TEST(SimulateCommand, AScheduleBeyondTheOpLimitIsFoldedQuickly) {
 
 // A step longer than 2^63 - 1 ps (about 106.75 days) is refused with the limit: never an internal
 // CHECK (time wrapped into the past), never a false "deadlocked" (a transfer whose completion
-// saturated at the "never" time).
+// saturated at the "never" time). Every field is inside its range: only their product is absurd.
 TEST(SimulateCommand, AStepPastTheRepresentableTimeIsRefusedWithTheLimit) {
   const std::vector<std::vector<std::string>> cases = {
-      // 22B parameters at 1e-8 of peak: each matmul alone takes months.
-      {Example("korthikanti-22b-tp8.textproto"), "--set",
-       "cluster.node.gpu.matmul_efficiency=1e-8"},
-      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.gpu.kernel_overhead=1e6 s"},
-      // GBs of tensor-parallel traffic at 125 B/s: over 1e7 s per collective.
-      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.nvlink_bandwidth=1 Kb/s"},
-      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.nvlink_latency=1e6 s"},
-      // Ring steps x 1e6 s of latency: (steps - 1) x latency past int64.
-      {Example("llama3-8b-fsdp.textproto"), "--set", "strategy.cp=4", "--set", "model.layers=2",
-       "--set", "cluster.node.nvlink_latency=1e6 s"},
+      // 22B parameters at 1 GFLOP/s × 0.001: 6 × 22e9 × 2048 tokens / 8 GPUs = 3.4e13 FLOP per
+      // GPU per sequence, 3.4e7 s at 1e6 FLOP/s, past the 9.2e6 s int64 picoseconds hold.
+      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.gpu.peak_bf16=1 GFLOP/s",
+       "--set", "cluster.node.gpu.matmul_efficiency=0.001"},
+      // HBM at 1 MB/s × 0.001: each GPU's 22e9 / 8 bf16 weights alone (5.5 GB) are read in the
+      // forward and twice in the backward pass, 1.65e10 B at 1e3 B/s = 1.65e7 s.
+      {Example("korthikanti-22b-tp8.textproto"), "--set", "cluster.node.gpu.hbm_bandwidth=1 MB/s",
+       "--set", "cluster.node.gpu.memory_efficiency=0.001"},
   };
   for (const std::vector<std::string>& c : cases) {
     std::vector<std::string> args = {"simulate"};
@@ -363,6 +361,29 @@ TEST(SimulateCommand, AStepPastTheRepresentableTimeIsRefusedWithTheLimit) {
     EXPECT_EQ(r.code, kExitBadInput) << c.back() << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("simulated time exceeds its limit")) << c.back();
     EXPECT_THAT(r.err, ::testing::Not(HasSubstr("deadlock"))) << c.back();
+  }
+}
+
+// The reproducers of that failure (items 4 and 5) set one field far outside anything
+// hardware can be: each is refused before simulating, naming the field, its value and range.
+TEST(SimulateCommand, TheTimeOverflowReproducersAreRefusedAtTheirField) {
+  const std::vector<std::vector<std::string>> cases = {
+      {Example("korthikanti-22b-tp8.textproto"), "cluster.node.gpu.matmul_efficiency=1e-8"},
+      {Example("korthikanti-22b-tp8.textproto"), "cluster.node.gpu.memory_efficiency=1e-12"},
+      {Example("korthikanti-22b-tp8.textproto"), "cluster.node.gpu.kernel_overhead=1e6 s"},
+      {Example("korthikanti-22b-tp8.textproto"), "cluster.node.gpu.hbm_bandwidth=1 b/s"},
+      {Example("korthikanti-22b-tp8.textproto"), "cluster.node.gpu.peak_bf16=1 FLOP/s"},
+      {Example("korthikanti-22b-tp8.textproto"), "cluster.node.nvlink_bandwidth=1 Kb/s"},
+      {Example("korthikanti-22b-tp8.textproto"), "cluster.node.nvlink_latency=1e6 s"},
+      {Example("llama3-8b-fsdp.textproto"), "cluster.node.nvlink_latency=1e6 s"},
+  };
+  for (const std::vector<std::string>& c : cases) {
+    Result r = RunPlacesim({"simulate", c[0], "--set", c[1]});
+    const std::string field = c[1].substr(0, c[1].find('='));
+    EXPECT_EQ(r.code, kExitBadInput) << c[1] << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(field + ": ")) << c[1];
+    EXPECT_THAT(r.err, HasSubstr("must be")) << c[1];
+    EXPECT_THAT(r.err, HasSubstr("between")) << c[1];
   }
 }
 

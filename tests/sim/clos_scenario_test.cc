@@ -48,9 +48,13 @@ TEST(ClosScenario, ResolvesAndRefusesEachBadFieldNamingIt) {
             std::string::npos)
       << zero;
   const std::string half = LoadError(ok, {"cluster.fabric.pod_oversubscription=0.5"});
-  EXPECT_NE(half.find("cluster.fabric.pod_oversubscription: 0.5: must be at least 1"),
+  EXPECT_NE(half.find("cluster.fabric.pod_oversubscription: 0.5: must be between 1 and 1000"),
             std::string::npos)
       << half;
+  const std::string huge = LoadError(ok, {"cluster.fabric.pod_oversubscription=1e300"});
+  EXPECT_NE(huge.find("cluster.fabric.pod_oversubscription: 1e+300: must be between 1 and 1000"),
+            std::string::npos)
+      << huge;
   const std::string fat = LoadError(ok, {"cluster.fabric.kind=FABRIC_KIND_FAT_TREE"});
   EXPECT_NE(fat.find("cluster.fabric.pod_nodes: set: only FABRIC_KIND_THREE_TIER_CLOS has pods"),
             std::string::npos)

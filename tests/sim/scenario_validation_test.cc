@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "base/errors.h"
+#include "base/unit_parser.h"
+#include "sim/scenario/internal/field_ranges.h"
 #include "sim/scenario/scenario.h"
 #include "strategies/presets.h"
 #include "topology/presets.h"
@@ -195,12 +197,25 @@ TEST(ScenarioValidation, GpusPerNodeMustBeBetween1And1024) {
               HasSubstr("cluster.node.gpus: 2000: must be between 1 and 1024"));
 }
 
-TEST(ScenarioValidation, EfficienciesMustBeInZeroToOne) {
+TEST(ScenarioValidation, EfficienciesMustBeBetweenAThousandthAndOne) {
   std::string e =
       Error({"cluster.node.gpu.matmul_efficiency=0", "cluster.node.gpu.memory_efficiency=1.5"});
-  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.matmul_efficiency: 0: must be in (0, 1]"));
-  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.memory_efficiency: 1.5: must be in (0, 1]"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.matmul_efficiency: 0: must be between 0.001 and 1 "
+                           "(a fraction of the peak)"));
+  EXPECT_THAT(e, HasSubstr("cluster.node.gpu.memory_efficiency: 1.5: must be between 0.001 and 1"));
   EXPECT_EQ(Error({"cluster.node.gpu.matmul_efficiency=1"}), "OK");
+  // The low end probed on both sides; 1e-8 and 1e-12 are the issue's reproducers, whose steps
+  // took longer than int64 picoseconds hold.
+  EXPECT_EQ(Error({"cluster.node.gpu.matmul_efficiency=0.001",
+                   "cluster.node.gpu.memory_efficiency=0.001"}),
+            "OK");
+  // The value is shown as the shortest decimal that reads back as the same double.
+  for (const auto& [set, shown] : {std::pair{"0.000999", "0.000999"}, std::pair{"1e-8", "1e-08"},
+                                   std::pair{"1e-12", "1e-12"}}) {
+    EXPECT_THAT(Error({std::string("cluster.node.gpu.memory_efficiency=") + set}),
+                HasSubstr(std::string("cluster.node.gpu.memory_efficiency: ") + shown +
+                          ": must be between 0.001 and 1"));
+  }
 }
 
 TEST(ScenarioValidation, AFlatMatmulEfficiencyReplacesThePresetsKernelModel) {
@@ -254,10 +269,16 @@ TEST(ScenarioValidation, GpusOfANodeNeedALink) {
 }
 
 // ------------------------------------------------------------------------------ fabric
-TEST(ScenarioValidation, OversubscriptionMustBeAtLeastOne) {
+TEST(ScenarioValidation, OversubscriptionMustBeBetweenOneAndAThousand) {
   EXPECT_THAT(Error({"cluster.fabric.oversubscription=0.5"}),
-              HasSubstr("cluster.fabric.oversubscription: 0.5: must be at least 1 (1 = "
+              HasSubstr("cluster.fabric.oversubscription: 0.5: must be between 1 and 1000 (1 = "
                         "non-blocking, 2 = 2:1 oversubscribed)"));
+  // 1e300 left the uplinks 1e-300 of a link: a step that never ends.
+  EXPECT_THAT(Error({"cluster.fabric.oversubscription=1e300"}),
+              HasSubstr("cluster.fabric.oversubscription: 1e+300: must be between 1 and 1000"));
+  EXPECT_EQ(Error({"cluster.fabric.oversubscription=1000"}), "OK");
+  EXPECT_THAT(Error({"cluster.fabric.oversubscription=1000.5"}),
+              HasSubstr("must be between 1 and 1000"));
 }
 
 TEST(ScenarioValidation, SwitchRadixIsBounded) {
@@ -732,6 +753,153 @@ TEST(ScenarioValidation, SimulationEnumsMustBeKnownValues) {
   const std::string e = Error({}, text);
   EXPECT_THAT(e, HasSubstr("simulation.network_model: 7: not a value of the enum; valid: "));
   EXPECT_THAT(e, HasSubstr("simulation.collective_algorithm: 9: not a value of the enum"));
+}
+
+// ------------------------------------------------------------------ physical ranges
+// The physical fields' ranges (sim/scenario/internal/field_ranges.h): each bound probed on both
+// sides through a real scenario, the issue's reproducers refused at the field that is wrong
+// (they used to reach the simulator and fail there, or abort), and every shipped preset inside
+// every range.
+using scenario_internal::QuantityOutOfRange;
+
+TEST(FieldRanges, EveryBoundParsesAndIsInsideItsOwnRange) {
+  for (const scenario_internal::RangedField& f : scenario_internal::RangedQuantityFields()) {
+    // Each bound is a size, a bandwidth, a duration or a rate: exactly one parser takes it
+    // (the units differ: "B", "B/s", "s", "FLOP/s"), and the bound is in range.
+    for (const std::string& bound : {f.lo, f.hi}) {
+      int parsed = 0;
+      const auto in_range = [&](auto parsed_bound) {
+        if (!parsed_bound.ok()) return;
+        ++parsed;
+        EXPECT_FALSE(QuantityOutOfRange(f.path, *parsed_bound)) << f.path << ": " << bound;
+      };
+      in_range(ParseBytes(bound));
+      in_range(ParseBandwidth(bound));
+      in_range(ParseDuration(bound));
+      in_range(ParseFlopRate(bound));
+      EXPECT_EQ(parsed, 1) << f.path << ": " << bound;
+    }
+  }
+}
+
+TEST(FieldRanges, EachEndIsProbedOnBothSides) {
+  // 1 MB/s is 8 Mb/s: "7.99 Mb/s" is just under, "8 Mb/s" the bound itself.
+  EXPECT_EQ(Error({"cluster.node.nic_bandwidth=8 Mb/s"}), "OK");
+  EXPECT_THAT(Error({"cluster.node.nic_bandwidth=7.99 Mb/s"}),
+              HasSubstr("cluster.node.nic_bandwidth: \"7.99 Mb/s\": must be 0 (no NIC) or "
+                        "between 1 MB/s and 1000 TB/s"));
+  EXPECT_EQ(Error({"cluster.node.gpu.hbm_bandwidth=1000 TB/s"}), "OK");
+  EXPECT_THAT(Error({"cluster.node.gpu.hbm_bandwidth=1001 TB/s"}),
+              HasSubstr("cluster.node.gpu.hbm_bandwidth: \"1001 TB/s\": must be between 1 MB/s "
+                        "and 1000 TB/s"));
+  EXPECT_EQ(Error({"cluster.node.nvlink_latency=1 s"}), "OK");
+  EXPECT_THAT(
+      Error({"cluster.node.nvlink_latency=1000001 us"}),
+      HasSubstr("cluster.node.nvlink_latency: \"1000001 us\": must be between 0 s and 1 s"));
+  EXPECT_EQ(Error({"cluster.node.gpu.hbm_capacity=1 MiB"}), "OK");
+  EXPECT_THAT(Error({"cluster.node.gpu.hbm_capacity=1048575 B"}),
+              HasSubstr("cluster.node.gpu.hbm_capacity: \"1048575 B\": must be between 1 MiB and "
+                        "1 PiB"));
+  EXPECT_EQ(Error({"cluster.node.gpu.peak_bf16=1 GFLOP/s"}), "OK");
+  EXPECT_THAT(Error({"cluster.node.gpu.peak_bf16=0.999 GFLOP/s"}),
+              HasSubstr("cluster.node.gpu.peak_bf16: \"0.999 GFLOP/s\": must be 0 (unsupported) "
+                        "or between 1 GFLOP/s and 1000 PFLOP/s"));
+  EXPECT_EQ(Error({"simulation.gradient_bucket_size=1 TiB"}), "OK");
+  EXPECT_THAT(Error({"simulation.gradient_bucket_size=1025 GiB"}),
+              HasSubstr("simulation.gradient_bucket_size: \"1025 GiB\": must be between 1 B and "
+                        "1 TiB"));
+}
+
+TEST(FieldRanges, ZeroKeepsItsOwnRule) {
+  // 0 means "none" for a NIC's bandwidth on one node and is an error for HBM: either way the
+  // range does not report it a second time.
+  EXPECT_THAT(Error({"cluster.node.gpu.hbm_bandwidth=0 B/s"}),
+              ::testing::Not(HasSubstr("between")));
+  EXPECT_EQ(Error({"cluster.node.host_memory=0 B", "cluster.node.nvme_capacity=0 B",
+                   "cluster.node.nvme_bandwidth=0 B/s"}),
+            "OK");
+}
+
+TEST(FieldRanges, TheIssuesReproducersAreRefusedAtTheFieldThatIsWrong) {
+  // Each used to run into the simulator: a step past int64 picoseconds, a false "deadlocked",
+  // or a CHECK (issue 17, items 4 and 5). Now each names the field, its value and the range.
+  struct Case {
+    std::string set, line;  // the override, and the message line it must give
+  };
+  const std::vector<Case> cases = {
+      {"cluster.node.gpu.kernel_overhead=1e6 s",
+       "cluster.node.gpu.kernel_overhead: \"1e6 s\": must be between 0 s and 1 s"},
+      {"cluster.node.nvlink_bandwidth=1 Kb/s",
+       "cluster.node.nvlink_bandwidth: \"1 Kb/s\": must be 0 (no NVLink) or between 1 MB/s and "
+       "1000 TB/s"},
+      {"cluster.node.nvlink_latency=1e6 s",
+       "cluster.node.nvlink_latency: \"1e6 s\": must be between 0 s and 1 s"},
+      {"cluster.node.gpu.hbm_bandwidth=1 b/s",
+       "cluster.node.gpu.hbm_bandwidth: \"1 b/s\": must be between 1 MB/s and 1000 TB/s"},
+      {"cluster.node.gpu.peak_bf16=1 FLOP/s",
+       "cluster.node.gpu.peak_bf16: \"1 FLOP/s\": must be 0 (unsupported) or between 1 GFLOP/s "
+       "and 1000 PFLOP/s"},
+      {"cluster.node.gpu.matmul_efficiency=1e-8",
+       "cluster.node.gpu.matmul_efficiency: 1e-08: must be between 0.001 and 1"},
+  };
+  for (const Case& c : cases) EXPECT_THAT(Error({c.set}), HasSubstr(c.line)) << c.set;
+}
+
+TEST(FieldRanges, AnExplicitGraphsLinksAreRangedAtTheirIndex) {
+  constexpr std::string_view kGraph = R"pb(
+    cluster {
+      node { gpus: 2 gpu_preset: "H100-SXM-80GB" nvlink_bandwidth: "450 GB/s" }
+      fabric { kind: FABRIC_KIND_EXPLICIT }
+      vertices { name: "g0" kind: VERTEX_KIND_GPU }
+      vertices { name: "g1" kind: VERTEX_KIND_GPU }
+      links { from: "g0" to: "g1" kind: LINK_KIND_NVLINK bandwidth: "450 GB/s" latency: "2 s" }
+      links { from: "g1" to: "g0" kind: LINK_KIND_NVLINK bandwidth: "1 B/s" }
+    }
+    model { preset: "llama3-8b" }
+    strategy { preset: "ddp" }
+  )pb";
+  StatusOr<Scenario> s = LoadScenarioText(kGraph, ScenarioFormat::kTextProto, {}, "t");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("cluster.links[0].latency: \"2 s\": must be between 0 s and 1 s"));
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("cluster.links[1].bandwidth: \"1 B/s\": must be between 1 MB/s"));
+}
+
+TEST(FieldRanges, EveryShippedPresetIsInsideEveryRange) {
+  for (const std::string& name : topology::DevicePresetNames()) {
+    const topology::DeviceSpec& d = *topology::FindDevicePreset(name);
+    const std::string g = "cluster.node.gpu.";
+    EXPECT_FALSE(QuantityOutOfRange(g + "hbm_capacity", d.hbm_capacity)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(g + "hbm_bandwidth", d.hbm_bandwidth)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(g + "kernel_overhead", d.kernel_overhead)) << name;
+    const std::pair<const char*, topology::DataType> peaks[] = {
+        {"peak_fp32", topology::DataType::kFp32},
+        {"peak_tf32", topology::DataType::kTf32},
+        {"peak_bf16", topology::DataType::kBf16},
+        {"peak_fp16", topology::DataType::kFp16},
+        {"peak_fp8", topology::DataType::kFp8}};
+    for (const auto& [field, type] : peaks) {
+      EXPECT_FALSE(QuantityOutOfRange(g + field, d.Peak(type))) << name << " " << field;
+    }
+    EXPECT_GE(d.matmul_efficiency, scenario_internal::kMinEfficiency) << name;
+    EXPECT_GE(d.memory_efficiency, scenario_internal::kMinEfficiency) << name;
+  }
+  for (const std::string& name : topology::NodePresetNames()) {
+    const topology::NodeSpec& n = *topology::FindNodePreset(name);
+    const std::string p = "cluster.node.";
+    EXPECT_FALSE(QuantityOutOfRange(p + "nvlink_bandwidth", n.nvlink_bandwidth)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "nvlink_latency", n.nvlink_latency)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "pcie_bandwidth", n.pcie_bandwidth)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "pcie_latency", n.pcie_latency)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "host_memory", n.host_memory)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "host_memory_bandwidth", n.host_memory_bandwidth)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "host_flops", n.host_flops)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "nvme_capacity", n.nvme_capacity)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "nvme_bandwidth", n.nvme_bandwidth)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "nic_bandwidth", n.nic_bandwidth)) << name;
+    EXPECT_FALSE(QuantityOutOfRange(p + "nic_latency", n.nic_latency)) << name;
+  }
 }
 
 }  // namespace

@@ -25,9 +25,12 @@ src="$2"
 # script: 60 + 300 + 6 commands × 60, then under 40 s of cleanup. On 2 idle cores the daemons
 # start in about 3 s, the 16 tasks end in about 22 s and each of the four placesim commands
 # after them takes under 8 s.
-start_timeout=60
-job_timeout=300
-command_timeout=60
+# PLACESIM_SLURM_TIME_SCALE multiplies every bound, as CMake multiplies ctest's TIMEOUT, for a
+# placesim built with the sanitizers (tests/slurm/CMakeLists.txt).
+scale="${PLACESIM_SLURM_TIME_SCALE:-1}"
+start_timeout=$((60 * scale))
+job_timeout=$((300 * scale))
+command_timeout=$((60 * scale))
 
 find_program() {
   PATH="$PATH:/usr/sbin:/sbin" command -v "$1" 2>/dev/null || true

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "sim/study/compare.h"
 #include "sim/study/merge.h"
@@ -40,6 +41,60 @@ class JsonInputTest : public ::testing::Test {
   }
   std::filesystem::path dir_;
 };
+
+TEST_F(JsonInputTest, ANumberPastADoublesRangeIsBadInputNotAnEscapedException) {
+  // Found by results_fuzz: nlohmann throws out_of_range (406), not parse_error, for a number
+  // whose exponent leaves a double; it escaped the reader and aborted the process.
+  const std::string huge(100000, '9');
+  for (const std::string& number :
+       std::vector<std::string>{"1e400", "-331e300333", "0.1990684825419E4645", huge + "e999"}) {
+    const std::string path = Write("big.json", "{\"step_time_s\": " + number + "}");
+    StatusOr<ResultMetrics> r = LoadResultFile(path);
+    ASSERT_FALSE(r.ok()) << number.substr(0, 40);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(r.status().message(), HasSubstr("big.json: not valid JSON: number overflow"));
+    // The quoted number is cut short: 100,000 digits do not make a 100 KB message.
+    EXPECT_LT(r.status().message().size(), 300u);
+  }
+}
+
+TEST_F(JsonInputTest, ASweepWithTwoPointsOfTheSameValuesIsRefused) {
+  // Found by results_fuzz: points match between files by their values, so the second point
+  // with [model.layers=2] was compared with the first, and a file "regressed" against itself.
+  const std::string path = Write("dup.json",
+                                 R"({"kind": "sweep", "points": [
+            {"values": {"model.layers": "2"}, "status": "ok", "step_time_s": 1.0},
+            {"values": {"model.layers": "1"}, "status": "ok", "step_time_s": 0.5},
+            {"values": {"model.layers": "2"}, "status": "ok", "step_time_s": 3.0}]})");
+  StatusOr<ResultMetrics> r = LoadResultFile(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("dup.json: $.points[2].values: [model.layers=2]: the same values as "
+                        "$.points[0]"));
+}
+
+TEST_F(JsonInputTest, ABenchmarkNamedTwiceIsRefusedButRepetitionsAreKeptApart) {
+  const std::string twice =
+      Write("twice.json", R"({"benchmarks": [{"name": "BM_a", "real_time": 1.0},
+                                             {"name": "BM_a", "real_time": 2.0}]})");
+  StatusOr<ResultMetrics> r = LoadResultFile(twice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("$.benchmarks[1].name: \"BM_a\": the same benchmark as $.benchmarks[0]"));
+  // Two repetitions: BM_a's real_time and cpu_time, then the same of repetition 1.
+  const std::string reps = Write("reps.json", R"({"benchmarks": [
+          {"name": "BM_a", "repetition_index": 0, "real_time": 1.0, "cpu_time": 1.0},
+          {"name": "BM_a", "repetition_index": 1, "real_time": 2.0, "cpu_time": 2.0}]})");
+  StatusOr<ResultMetrics> ok = LoadResultFile(reps);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->metrics.size(), 4u);
+  EXPECT_EQ(ok->metrics[2].name, "BM_a (repetition 1) real_time");
+  // Compared with itself, nothing changes.
+  StatusOr<Comparison> c = CompareResults(*ok, *ok, 0.02, "a", "b");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->unchanged, 4);
+}
 
 std::string Nested(int depth) {
   return std::string(static_cast<size_t>(depth), '[') +

@@ -25,6 +25,7 @@
 #include "sim/collectives/registry.h"
 #include "sim/network/network_model.h"
 #include "sim/scenario/internal/economics.h"
+#include "sim/scenario/internal/field_ranges.h"
 #include "sim/scenario/internal/hf_config.h"
 #include "sim/scenario/internal/overrides.h"
 #include "sim/scenario/internal/size_limits.h"
@@ -239,6 +240,10 @@ class Resolver {
       problems_.AddStatus(path, v.status());
       return;
     }
+    // Kept even when out of range, so that the field's other rules do not report it again.
+    if (std::optional<std::string> rule = QuantityOutOfRange(path, *v)) {
+      problems_.Add(path, Quote(text), *rule);
+    }
     *out = *v;
   }
   void SizeField(const std::string& path, bool has, const std::string& text, placesim::Bytes* out) {
@@ -258,10 +263,18 @@ class Resolver {
     problems_.Add(path, std::to_string(v), Between(lo, hi));
     return false;
   }
-  bool Fraction(const std::string& path, double v) {
-    if (v > 0 && v <= 1) return true;  // false for NaN too
-    problems_.Add(path, fmt::format("{}", v), "must be in (0, 1]");
+  bool Efficiency(const std::string& path, double v) {
+    if (v >= kMinEfficiency && v <= 1) return true;  // false for NaN too
+    problems_.Add(path, fmt::format("{}", v),
+                  fmt::format("must be between {} and 1 (a fraction of the peak)", kMinEfficiency));
     return false;
+  }
+
+  // A down:up ratio, in [1, kMaxOversubscription]; `meaning` explains its values.
+  void Oversubscription(const std::string& path, double v, std::string_view meaning) {
+    if (v >= 1.0 && v <= kMaxOversubscription) return;  // false for NaN too
+    problems_.Add(path, fmt::format("{}", v),
+                  fmt::format("must be between 1 and {} ({})", kMaxOversubscription, meaning));
   }
 
   std::string DefaultName() const {
@@ -457,8 +470,8 @@ class Resolver {
                     "at least one of peak_fp32, peak_tf32, peak_bf16, peak_fp16, peak_fp8 "
                     "must be > 0");
     }
-    Fraction(gp + "matmul_efficiency", dev.matmul_efficiency);
-    Fraction(gp + "memory_efficiency", dev.memory_efficiency);
+    Efficiency(gp + "matmul_efficiency", dev.matmul_efficiency);
+    Efficiency(gp + "memory_efficiency", dev.memory_efficiency);
     return gpus_ok;
   }
 
@@ -538,10 +551,8 @@ class Resolver {
       InRange(fp + "pod_nodes", fabric.pod_nodes, 1, 65536);
     }
     fabric.pod_oversubscription = f.has_pod_oversubscription() ? f.pod_oversubscription() : 1.0;
-    if (!(fabric.pod_oversubscription >= 1.0) || !std::isfinite(fabric.pod_oversubscription)) {
-      problems_.Add(fp + "pod_oversubscription", fmt::format("{}", fabric.pod_oversubscription),
-                    "must be at least 1 (1 = non-blocking between pods, 7 = 7:1 down:up)");
-    }
+    Oversubscription(fp + "pod_oversubscription", fabric.pod_oversubscription,
+                     "1 = non-blocking between pods, 7 = 7:1 down:up");
   }
 
   void ResolveFabric(bool nodes_ok) {
@@ -580,10 +591,8 @@ class Resolver {
     fabric.switch_radix = f.has_switch_radix() ? f.switch_radix() : 64;
     InRange(fp + "switch_radix", fabric.switch_radix, 2, 65536);
     fabric.oversubscription = f.has_oversubscription() ? f.oversubscription() : 1.0;
-    if (!(fabric.oversubscription >= 1.0) || !std::isfinite(fabric.oversubscription)) {
-      problems_.Add(fp + "oversubscription", fmt::format("{}", fabric.oversubscription),
-                    "must be at least 1 (1 = non-blocking, 2 = 2:1 oversubscribed)");
-    }
+    Oversubscription(fp + "oversubscription", fabric.oversubscription,
+                     "1 = non-blocking, 2 = 2:1 oversubscribed");
     BandwidthField(fp + "link_bandwidth", f.has_link_bandwidth(), f.link_bandwidth(),
                    &fabric.link_bandwidth);
     if (f.has_link_bandwidth() && fabric.link_bandwidth.bytes_per_second() <= 0) {
