@@ -5,12 +5,9 @@
 // all. Each tree reduces and broadcasts half the buffer, pipelined in chunks: phase 1 (reduce)
 // one flow per edge child -> parent, phase 2 (broadcast) one per edge parent -> child, each
 // carrying S/2 with k = the taller tree's height h (about log2 N). Every device sends and
-// receives at most S per phase. NCCL pipelines the two in chunks (the root broadcasts a chunk
-// as soon as it is reduced, on the links' other direction), so the plan is pipelined
-// (CommPlan::pipelined): an uncontended tree all-reduce takes about h alpha + S / B plus the
-// fill, and 2 h alpha + 2 S / B for a buffer of one chunk. The analytic model charges each tree
-// flow S (its device's load over both trees), which no-contention alpha-beta would otherwise
-// miss.
+// receives at most S per phase, so an uncontended tree all-reduce takes about
+// 2 h alpha + 2 S / B. The analytic model charges each tree flow S (its device's load over both
+// trees), which no-contention alpha-beta would otherwise miss.
 // All-reduce of a non-empty buffer only. Small all-reduces across nodes favour it (2 h alpha
 // beats hierarchical's 2(L-1) + 2(M-1) latency steps), large ones hierarchical (whose bandwidth
 // term 2(L-1)/L S / B_nvlink + 2(M-1)/(ML) S / B_nic beats 2 S / B_nic): auto runs it across
@@ -37,7 +34,6 @@ class TreeAllReduce final : public Algorithm {
            "reduction and scan\"; NCCL 2.4's trees";
   }
   NcclRow nccl_row() const override { return NcclRow::kTree; }
-  bool pipelined() const override { return true; }
   bool AppliesTo(const CollectiveCall& call, const GroupLayout& /*layout*/) const override {
     return SplitsBuffer(call) && call.kind == CollectiveKind::kAllReduce;
   }
