@@ -12,6 +12,7 @@
 
 #include "sim/export/internal.h"
 #include "strategies/model.h"
+#include "strategies/schedule.h"
 
 namespace placesim::exporting::internal {
 namespace {
@@ -78,7 +79,11 @@ Json ZeroSection(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f
   z["stage"] = p.zero_stage;
   const int64_t bucket = BucketElements(sc.simulation.gradient_bucket_size, sc.training);
   if (p.zero_stage >= 1) {
-    z["overlap_comm"] = true;
+    // The value the simulation ran with, so the exported job is the simulated one: the
+    // scenario's simulation.overlap_grad_reduce, else the preset's framework default
+    // (DeepSpeed's documented overlap_comm false for zero2/zero3/offload, docs/overheads.md).
+    z["overlap_comm"] = sc.simulation.overlap_grad_reduce.value_or(
+        strategies::FrameworkDefaults(sc.strategy.name).overlap_grad_reduce);
     z["contiguous_gradients"] = true;
     z["reduce_scatter"] = true;
     z["reduce_bucket_size"] = bucket;

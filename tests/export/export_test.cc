@@ -244,11 +244,26 @@ TEST(ExportDeepSpeed, ZeroOffloadFieldByField) {
   EXPECT_EQ(z.at("offload_optimizer").at("device"), "cpu");
   EXPECT_TRUE(doc::kDeepSpeedOffloadDevices.count(z.at("offload_optimizer").at("device")));
   EXPECT_FALSE(z.contains("offload_param"));  // Θ R stays on the GPU
-  EXPECT_EQ(z.at("overlap_comm"), true);
+  // The simulated value: the zero-offload preset is DeepSpeed's, whose documented
+  // zero_optimization.overlap_comm default is false (deepspeed.ai/docs/config-json).
+  EXPECT_EQ(z.at("overlap_comm"), false);
   EXPECT_EQ(z.at("reduce_bucket_size"), 13107200);  // 25 MiB / 2 bytes per gradient
   EXPECT_EQ(z.at("allgather_bucket_size"), 13107200);
   EXPECT_TRUE(j.contains("activation_checkpointing"));  // full recompute
   EXPECT_THAT(r.err, HasSubstr("note: full recompute"));
+}
+
+// simulation.overlap_grad_reduce set in the scenario is what the exported config asks for: the
+// simulated job and the exported one overlap the gradient reduction alike.
+TEST(ExportDeepSpeed, OverlapCommIsTheSimulatedOverlap) {
+  Outcome on = Placesim({"export", Example("zero-offload"), "--to", "deepspeed", "--set",
+                         "simulation.overlap_grad_reduce=true"});
+  ASSERT_EQ(on.code, sim::kExitOk) << on.err;
+  EXPECT_EQ(nlohmann::json::parse(on.out).at("zero_optimization").at("overlap_comm"), true);
+  Outcome off = Placesim({"export", Example("zero-offload"), "--to", "deepspeed", "--set",
+                          "simulation.overlap_grad_reduce=false"});
+  ASSERT_EQ(off.code, sim::kExitOk) << off.err;
+  EXPECT_EQ(nlohmann::json::parse(off.out).at("zero_optimization").at("overlap_comm"), false);
 }
 
 // training.main_grads_fp32 in DeepSpeed: gradients accumulated in fp32
