@@ -28,15 +28,19 @@
 // a path through a third node enters and leaves it through its NICs, at least two hops more
 // than the switch path it bypasses, so no shortest path uses one. That keeps a cross-node
 // search to the two nodes and the switches. Explicit graphs are searched whole.
-// The search runs in two passes. The first relaxes only links whose tail is not an endpoint
-// (plus src's own), over in-links pre-sorted by the tail's node so that the foreign nodes are
-// skipped by range rather than link by link; it finds every route that transits no endpoint,
-// exactly as the full search would (routing.cc proves it), and the full search runs only
-// when there is none. Without it a route on one node of N GPUs behind an NVSwitch plane
-// scanned the switch's N in-links from GPUs, and a collective's N routes cost O(N^2).
-// Complexity O((V + E) log V) per uncached route, V and E those of the switches and the two
-// nodes' non-endpoint vertices when a transit-free route exists; a cached route costs one hash
-// lookup. A Router (or FindRoute) sorts the in-links once, O(E log E).
+// The search runs in two passes. The first looks only for routes that transit no endpoint:
+// a bidirectional breadth-first search from src and dst (through non-endpoints only) finds
+// the fewest hops H of such a route and the DAG of the vertices and links on the H-hop
+// paths; the metric is then evaluated on that DAG alone, from dst back to src. It finds
+// every route the full search would (same links, same ECMP choice; routing.cc proves it),
+// and the full search runs only when no transit-free route exists. The BFS grows the side
+// with fewer links to scan, so two GPUs behind one NVSwitch plane of N GPUs meet at the
+// switch without scanning its N links, and a route between two pods of a three-tier Clos
+// costs the two pods' spines and the cores on its DAG instead of a Dijkstra over every
+// switch of the fabric.
+// Complexity per uncached route: O(sum of the degrees of the vertices the BFS expands + the
+// DAG's links) when a transit-free route exists, else O((V + E) log V); a cached route costs
+// one hash lookup. A Router (or FindRoute) allocates O(V) search state once.
 #ifndef PLACESIM_TOPOLOGY_ROUTING_H_
 #define PLACESIM_TOPOLOGY_ROUTING_H_
 

@@ -254,6 +254,16 @@ TEST(Routing, FirstPassFindsTheRoutesOfTheFullSearch) {
   ClusterSpec a100 = DgxH100Spec(2, FabricKind::kFatTree);
   a100.node = *FindNodePreset("DGX-A100");
   ExpectSameRoutesAsExhaustiveSearch(MustBuild(a100));
+  // Three-tier Clos: 5 nodes in pods of 2 on radix-16 switches (3 pods, the last half
+  // filled), cores at 1:4, so cross-pod routes climb to a core over two equal-cost spines,
+  // cores and parallel cables; and leaves at 3:1 (12 down, 4 up: a pod's 16 NICs need two
+  // leaves), whose uplinks are narrower than its NIC links.
+  ClusterSpec clos = DgxH100Spec(5, FabricKind::kClos, 1.0, /*radix=*/16);
+  clos.fabric.pod_nodes = 2;
+  clos.fabric.pod_oversubscription = 4.0;
+  ExpectSameRoutesAsExhaustiveSearch(MustBuild(clos));
+  clos.fabric.oversubscription = 3.0;
+  ExpectSameRoutesAsExhaustiveSearch(MustBuild(clos));
   ClusterSpec line;
   line.fabric.kind = FabricKind::kExplicit;
   line.vertices = {{"a", VertexKind::kGpu, 0},
