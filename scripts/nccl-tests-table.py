@@ -27,6 +27,8 @@ TABLES = [
      "p4de-2node.textproto", [], [(8, 1024, "EFA latency"), (2**31, 2**31, "EFA bandwidth")]),
     ("2 × p5.48xlarge, all-reduce over 16 GPUs", "nccl_tests_all_reduce_p5_2node.csv",
      "p5-2node.textproto", [], [(8, 1024, "EFA latency")]),
+    ("2 × p4d.24xlarge, all-reduce over 16 GPUs (NCCL 2.8.3)",
+     "nccl_tests_all_reduce_p4d_2node.csv", "p4d-2node.textproto", [], []),
     ("One 8 × A100 node, send-recv (each GPU to the next, busbw = algbw)",
      "nccl_tests_sendrecv_a100_1node.csv", "p4de-2node.textproto", ["--gpus", "8"], []),
 ]

@@ -473,6 +473,20 @@ NodeSpec AwsP4de() {
   return n;
 }
 
+NodeSpec AwsP4d() {
+  // AWS EC2 P4 instance page (p4d.24xlarge): p4de.24xlarge with 8x A100 40GB; the same NVSwitch
+  // baseboard, 4 x 100 Gb/s EFA (the first generation, as p4de's), CPUs, 1152 GiB and 8 x 1 TB
+  // NVMe, so its EFA latency and achievable bandwidth are p4de's, not set from any p4d table.
+  NodeSpec n = AwsP4de();
+  n.name = "p4d.24xlarge";
+  n.description = "AWS p4d.24xlarge: 8x A100-SXM-40GB, NVSwitch, 4x 100G EFA";
+  n.source =
+      "AWS EC2 P4 instance types page; EFA latency and bandwidth as p4de.24xlarge "
+      "(docs/calibration.md)";
+  n.gpu = PresetDevice("A100-SXM-40GB");
+  return n;
+}
+
 NodeSpec AwsP5() {
   // AWS EC2 P5 instance page (p5.48xlarge): 8x H100 80GB on NVSwitch (900 GB/s bidirectional
   // per GPU), 32 x 100 Gb/s EFA (second generation, 3200 Gb/s), 192 vCPUs (3rd generation AMD
@@ -499,8 +513,8 @@ NodeSpec AwsP5() {
 }
 
 std::vector<NodeSpec> MakeNodes() {
-  return {DgxA100(),       DgxH100(), HgxH200(), Gb200Nvl72(),
-          DgxA100_320GB(), Dgx2(),    AwsP4de(), AwsP5()};
+  return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72(), DgxA100_320GB(),
+          Dgx2(),    AwsP4d(),  AwsP4de(), AwsP5()};
 }
 
 template <typename T>

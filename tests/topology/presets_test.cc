@@ -205,6 +205,12 @@ TEST(NodePresets, AwsInstancesMatchTheirInstancePagesAndEfaCalibration) {
   EXPECT_EQ(p4de.host_memory, GiB(1152));
   EXPECT_NEAR(p4de.nic_latency.ToMicroseconds(), (162.3125 - 24.6) / 4, 0.01);
   EXPECT_NEAR(p4de.nic_bandwidth.ToGbps(), 100.0 * 43033 / 51244, 0.01);
+  // p4d.24xlarge: p4de with A100 40GB, the same EFA.
+  const NodeSpec& p4d = Node("p4d.24xlarge");
+  EXPECT_EQ(p4d.gpu.name, "A100-SXM-40GB");
+  EXPECT_EQ(p4d.nics, 4);
+  EXPECT_EQ(p4d.nic_latency, p4de.nic_latency);
+  EXPECT_EQ(p4d.nic_bandwidth, p4de.nic_bandwidth);
   const NodeSpec& p5 = Node("p5.48xlarge");
   EXPECT_EQ(p5.gpu.name, "H100-SXM-80GB");
   EXPECT_EQ(p5.gpus, 8);
