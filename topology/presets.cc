@@ -455,8 +455,8 @@ NodeSpec AwsP4de() {
   //   host memory bandwidth: 2 sockets x 6 channels x DDR4-2933 (23.46 GB/s) = 281.6 GB/s
   //   host FLOP/s: 48 cores x 64 fp32 FLOP/cycle (2x 512-bit FMA) x 3.0 GHz = 9.216 TF
   //   nic_latency: published 8 B - 1 KiB mean 162.31 us -> (162.31 - 24.6) / 4 = 34.43 us.
-  //   nic_bandwidth: published 2 GiB 51406 us, small 162.31 us; model at 100 Gb/s 43198 us,
-  //     at 8 B 164.6 us -> 100 x 43033 / 51244 = 83.98 Gb/s (0.84 of line rate).
+  //   nic_bandwidth: published 2 GiB 51406 us, small 162.31 us; model at 100 Gb/s 43195.7 us,
+  //     at 8 B 162.3 us -> 100 x 43033 / 51244 = 83.98 Gb/s (0.84 of line rate).
   NodeSpec n = DgxA100();
   n.name = "p4de.24xlarge";
   n.description = "AWS p4de.24xlarge: 8x A100-SXM-80GB, NVSwitch, 4x 100G EFA";
