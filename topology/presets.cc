@@ -433,8 +433,88 @@ NodeSpec Gb200Nvl72() {
           .nic_latency = Microseconds(2)};
 }
 
+// AWS instances, calibrated on the nccl-tests all_reduce_perf tables AWS publishes for them
+// (aws-samples/awsome-distributed-training commit 0162aacd, micro-benchmarks/nccl-tests/
+// README.md, "Results"; docs/data/nccl_tests_all_reduce_{p4de,p5}_2node.csv). Their NICs are
+// AWS Elastic Fabric Adapters (SRD transport, NCCL through the aws-ofi-nccl plugin), whose
+// per-message latency as NCCL sees it is far above an InfiniBand NIC's 2 us, and on p4de whose
+// achievable bandwidth is below the line rate. Both are set from the published curve of the
+// same instance (docs/calibration.md, "EFA"), never from a training run:
+//   nic_latency = (mean published time, 8 B - 1 KiB  -  24.6 us) / 4: the model's 8 B all-reduce
+//     over 2 nodes takes 24.6 us + 4 x nic_latency (64.6 us at 10 us, 104.6 us at 20 us, for
+//     either instance), 4 = 2 rail steps of the hierarchical all-reduce x 2 NIC hops per step
+//     (the sender's NIC to its leaf, the leaf to the receiver's NIC);
+//   nic_bandwidth (p4de) = line rate x (model time at line rate - model time at 8 B)
+//                                    / (published time - published small-message time), at 2 GiB.
+// Node figures not on AWS's instance pages (CPU clock, DRAM channels) are stated as derived.
+NodeSpec AwsP4de() {
+  // AWS EC2 P4 instance page (p4de.24xlarge): 8x A100 80GB on NVSwitch (600 GB/s bidirectional
+  // per GPU), 4 x 100 Gb/s EFA (400 Gb/s), 96 vCPUs (2x Intel Xeon Platinum 8275CL, 48 cores,
+  // 3.0 GHz), 1152 GiB memory, 8 x 1 TB NVMe. Each EFA NIC sits behind a PCIe switch with two
+  // GPUs (4 switches of 2 GPUs + 1 NIC).
+  //   host memory bandwidth: 2 sockets x 6 channels x DDR4-2933 (23.46 GB/s) = 281.6 GB/s
+  //   host FLOP/s: 48 cores x 64 fp32 FLOP/cycle (2x 512-bit FMA) x 3.0 GHz = 9.216 TF
+  //   nic_latency: published 8 B - 1 KiB mean 162.31 us -> (162.31 - 24.6) / 4 = 34.43 us.
+  //   nic_bandwidth: published 2 GiB 51406 us, small 162.31 us; model at 100 Gb/s 43195.7 us,
+  //     at 8 B 162.3 us -> 100 x 43033 / 51244 = 83.98 Gb/s (0.84 of line rate).
+  NodeSpec n = DgxA100();
+  n.name = "p4de.24xlarge";
+  n.description = "AWS p4de.24xlarge: 8x A100-SXM-80GB, NVSwitch, 4x 100G EFA";
+  n.source =
+      "AWS EC2 P4 instance types page; EFA latency and bandwidth from AWS's nccl-tests "
+      "all_reduce_perf table (docs/calibration.md)";
+  n.host_memory = GiB(1152);
+  n.host_memory_bandwidth = GBps(281.6);
+  n.host_flops = TeraFlopRate(9.216);
+  n.nvme_capacity = TB(8);
+  n.nics = 4;
+  n.nic_bandwidth = Gbps(83.98);
+  n.nic_latency = Microseconds(34.43);
+  return n;
+}
+
+NodeSpec AwsP4d() {
+  // AWS EC2 P4 instance page (p4d.24xlarge): p4de.24xlarge with 8x A100 40GB; the same NVSwitch
+  // baseboard, 4 x 100 Gb/s EFA (the first generation, as p4de's), CPUs, 1152 GiB and 8 x 1 TB
+  // NVMe, so its EFA latency and achievable bandwidth are p4de's, not set from any p4d table.
+  NodeSpec n = AwsP4de();
+  n.name = "p4d.24xlarge";
+  n.description = "AWS p4d.24xlarge: 8x A100-SXM-40GB, NVSwitch, 4x 100G EFA";
+  n.source =
+      "AWS EC2 P4 instance types page; EFA latency and bandwidth as p4de.24xlarge "
+      "(docs/calibration.md)";
+  n.gpu = PresetDevice("A100-SXM-40GB");
+  return n;
+}
+
+NodeSpec AwsP5() {
+  // AWS EC2 P5 instance page (p5.48xlarge): 8x H100 80GB on NVSwitch (900 GB/s bidirectional
+  // per GPU), 32 x 100 Gb/s EFA (second generation, 3200 Gb/s), 192 vCPUs (3rd generation AMD
+  // EPYC, 96 cores), 2 TiB memory, 8 x 3.84 TB NVMe. The 32 EFA NICs are 4 per GPU on the GPU's
+  // PCIe switch, modeled as one 400 Gb/s NIC per GPU (the DGX-H100 rail layout).
+  //   host memory bandwidth: 2 sockets x 8 channels x DDR4-3200 (25.6 GB/s) = 409.6 GB/s
+  //   host FLOP/s: 96 cores x 32 fp32 FLOP/cycle (2x 256-bit FMA) x 2.65 GHz (assumed base
+  //     clock; AWS does not publish it) = 8.141 TF
+  //   nic_latency: published 8 B - 1 KiB mean 71.135 us -> (71.135 - 24.6) / 4 = 11.63 us.
+  //   nic_bandwidth stays at line rate: the published curve is NVLink-bound at every size
+  //     (docs/calibration.md), so it cannot set EFA's achievable share.
+  NodeSpec n = DgxH100();
+  n.name = "p5.48xlarge";
+  n.description = "AWS p5.48xlarge: 8x H100-SXM-80GB, NVSwitch, 32x 100G EFA";
+  n.source =
+      "AWS EC2 P5 instance types page; EFA latency from AWS's nccl-tests all_reduce_perf "
+      "table (docs/calibration.md)";
+  n.host_memory = GiB(2048);
+  n.host_memory_bandwidth = GBps(409.6);
+  n.host_flops = TeraFlopRate(8.141);
+  n.nvme_capacity = TB(8 * 3.84);
+  n.nic_latency = Microseconds(11.63);
+  return n;
+}
+
 std::vector<NodeSpec> MakeNodes() {
-  return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72(), DgxA100_320GB(), Dgx2()};
+  return {DgxA100(), DgxH100(), HgxH200(), Gb200Nvl72(), DgxA100_320GB(),
+          Dgx2(),    AwsP4d(),  AwsP4de(), AwsP5()};
 }
 
 template <typename T>

@@ -191,6 +191,34 @@ TEST(NodePresets, Dgx2AndDgxA100ThreeTwentyMatchTheirDatasheets) {
   EXPECT_EQ(a.host_memory, TB(1));
 }
 
+TEST(NodePresets, AwsInstancesMatchTheirInstancePagesAndEfaCalibration) {
+  // AWS EC2 P4/P5 instance pages: p4de.24xlarge 8x A100 80GB, 4 x 100 Gb/s EFA, 1152 GiB;
+  // p5.48xlarge 8x H100 80GB, 3200 Gb/s EFA (8 x 400 Gb/s as modeled), 2 TiB. EFA latency and
+  // p4de's achievable bandwidth from AWS's nccl-tests tables (docs/data/
+  // nccl_tests_all_reduce_{p4de,p5}_2node.csv): (mean time 8 B - 1 KiB - 24.6 us) / 4,
+  // (162.3125 - 24.6) / 4 = 34.43 us and (71.135 - 24.6) / 4 = 11.63 us; 100 Gb/s x 43033 /
+  // 51244 = 83.98 Gb/s (docs/calibration.md "EFA").
+  const NodeSpec& p4de = Node("p4de.24xlarge");
+  EXPECT_EQ(p4de.gpu.name, "A100-SXM-80GB");
+  EXPECT_EQ(p4de.gpus, 8);
+  EXPECT_EQ(p4de.nics, 4);
+  EXPECT_EQ(p4de.host_memory, GiB(1152));
+  EXPECT_NEAR(p4de.nic_latency.ToMicroseconds(), (162.3125 - 24.6) / 4, 0.01);
+  EXPECT_NEAR(p4de.nic_bandwidth.ToGbps(), 100.0 * 43033 / 51244, 0.01);
+  // p4d.24xlarge: p4de with A100 40GB, the same EFA.
+  const NodeSpec& p4d = Node("p4d.24xlarge");
+  EXPECT_EQ(p4d.gpu.name, "A100-SXM-40GB");
+  EXPECT_EQ(p4d.nics, 4);
+  EXPECT_EQ(p4d.nic_latency, p4de.nic_latency);
+  EXPECT_EQ(p4d.nic_bandwidth, p4de.nic_bandwidth);
+  const NodeSpec& p5 = Node("p5.48xlarge");
+  EXPECT_EQ(p5.gpu.name, "H100-SXM-80GB");
+  EXPECT_EQ(p5.gpus, 8);
+  EXPECT_DOUBLE_EQ(p5.nics * p5.nic_bandwidth.ToGbps(), 3200);
+  EXPECT_EQ(p5.host_memory, GiB(2048));
+  EXPECT_NEAR(p5.nic_latency.ToMicroseconds(), (71.135 - 24.6) / 4, 0.01);
+}
+
 TEST(NodePresets, EveryPresetBuildsAsASingleNodeCluster) {
   for (const NodeSpec& n : NodePresets()) {
     EXPECT_FALSE(n.source.empty()) << n.name;
