@@ -269,7 +269,8 @@ class FlowNetwork {
   void Advance(int64_t t_ps);
   // Cache hints for the flow in `slot`: its record, its hops (reads the record), the links of
   // its route (reads the hops). PrefetchAhead issues them for the flows 3, 2 and 1 prefetch
-  // distances after position i of a batch of n, slot_at(k) naming the k-th flow's slot.
+  // distances after position i of a batch of n, slot_at(k) naming the k-th flow's slot. The
+  // record and hop stages (and PrefetchStart) run only when deep_prefetch_ is set.
   void PrefetchFlow(uint32_t slot) const;
   void PrefetchHops(uint32_t slot) const;
   void PrefetchLinks(uint32_t slot) const;
@@ -315,6 +316,8 @@ class FlowNetwork {
   std::vector<Share> shares_;
   int64_t now_ps_ = 0;
   bool time_overflowed_ = false;  // see time_overflowed()
+  // Whether the record, hop and start prefetches run: only for link tables past the caches.
+  bool deep_prefetch_ = false;
   uint64_t next_start_seq_ = 0;
   uint64_t epoch_ = 0;
   uint64_t version_ = 0;
