@@ -25,11 +25,10 @@ constexpr double kPsPerSecond = 1e12;
 // that find those links (the flow's record, then its hops) miss as well, so they are fetched
 // one and two distances further ahead (PrefetchAhead).
 constexpr size_t kPrefetchDistance = 8;
-// The extra stages pay only when the tables outgrow the caches: in one loaded sitting they
-// made a 64-GPU step (about 800 links) about 1.2 times slower and a 1024-GPU one (about
-// 12,000 links) about 1.3 times faster. Below this many links (256 KiB of link records) they
-// are skipped.
-constexpr size_t kDeepPrefetchLinks = size_t{1} << 12;
+// The extra stages pay only when the tables outgrow the caches: in a quiet sitting they made
+// a 1024-GPU step (about 12,000 links) 8% slower. Below this many links (4 MiB of link
+// records, past 4096 GPUs on the built fabrics) they are skipped.
+constexpr size_t kDeepPrefetchLinks = size_t{1} << 16;
 
 // Orders the entries of one instant by start sequence, the order they are reported in.
 template <typename P>
@@ -223,7 +222,9 @@ void FlowNetwork::TakeDueCompletions() {
   if (completions_.MinTime() != now_ps_) return;
   completions_.PopAt(now_ps_, popped_);
   for (size_t i = 0; i < popped_.size(); ++i) {
-    if (i + kPrefetchDistance < popped_.size()) PrefetchFlow(popped_[i + kPrefetchDistance].slot);
+    if (deep_prefetch_ && i + kPrefetchDistance < popped_.size()) {
+      PrefetchFlow(popped_[i + kPrefetchDistance].slot);
+    }
     const Pending& p = popped_[i];
     if (IsStale(p)) continue;
     flows_[p.slot].completion_bucket = kNoBucket;
@@ -239,7 +240,9 @@ void FlowNetwork::TakeDueActivations() {
   activations_.PopAt(now_ps_, popped_);
   SortByStart(popped_);
   for (size_t i = 0; i < popped_.size(); ++i) {
-    if (i + kPrefetchDistance < popped_.size()) PrefetchFlow(popped_[i + kPrefetchDistance].slot);
+    if (deep_prefetch_ && i + kPrefetchDistance < popped_.size()) {
+      PrefetchFlow(popped_[i + kPrefetchDistance].slot);
+    }
     const Pending& p = popped_[i];
     if (IsStaleActivation(p)) continue;  // cancelled
     Flow& f = flows_[p.slot];
@@ -427,7 +430,7 @@ void FlowNetwork::Settle() {
   // cleared its mark): a component of one flow, whose progressive filling fixes it at the
   // least capacity of its route in one round, exactly the bottleneck Activate recorded.
   for (size_t i = 0; i < lone_flows_.size(); ++i) {
-    if (i + kPrefetchDistance < lone_flows_.size()) {
+    if (deep_prefetch_ && i + kPrefetchDistance < lone_flows_.size()) {
       PrefetchFlow(lone_flows_[i + kPrefetchDistance]);
     }
     const uint32_t slot = lone_flows_[i];

@@ -146,6 +146,9 @@ class FlowNetwork {
   // from now will read for `route` (its links' latencies and the flow record it will take), so
   // that a caller starting a batch of flows can overlap their misses. O(route length).
   void PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const;
+  // Whether PrefetchStart (and the network's own record and hop prefetches) do anything: only
+  // when the link table is past the caches. A caller may skip PrefetchStart when false.
+  bool deep_prefetch() const { return deep_prefetch_; }
 
   // Aborts a flow that has not completed: it leaves its links at now() and is never reported
   // complete; the bytes it sent are not credited to link statistics. Returns false when `id` is
