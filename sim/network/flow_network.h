@@ -47,8 +47,10 @@
 // Cost. Past a few thousand GPUs the link and flow tables outgrow the caches and a flow event
 // costs about one memory load per link of its route; links are one cache line each holding a
 // lone crossing inline, hops are pooled per flow slot (no allocation per flow), the flows of
-// one instant are processed as a batch whose links are prefetched ahead, and the pending events
-// are bucketed by time (internal/time_buckets.h), so an instant leaves the queue at once.
+// one instant are processed as a batch whose records, hops and links are prefetched ahead in
+// three stages (each stage reads what the one before fetched), starting a phase's flows fetches
+// the next flows' link latencies and records, and the pending events are bucketed by time
+// (internal/time_buckets.h), so an instant leaves the queue at once.
 //
 // Time and exactness. Time is integer picoseconds. Progress is computed lazily per flow: a flow
 // stores (remaining bytes at its last rate change, the time of that change, its rate), and its
@@ -139,6 +141,14 @@ class FlowNetwork {
   // AdvanceTo. Complexity: O(route length) plus O(log n); the re-solve is deferred.
   FlowId Start(SimTime now, std::span<const LinkIndex> route, Bytes size, uint64_t tag = 0,
                Duration extra_latency = Duration::Zero());
+
+  // A cache hint, no effect on the model: fetches what the Start() that comes `ahead` calls
+  // from now will read for `route` (its links' latencies and the flow record it will take), so
+  // that a caller starting a batch of flows can overlap their misses. O(route length).
+  void PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const;
+  // Whether PrefetchStart (and the network's own record and hop prefetches) do anything: only
+  // when the link table is past the caches. A caller may skip PrefetchStart when false.
+  bool deep_prefetch() const { return deep_prefetch_; }
 
   // Aborts a flow that has not completed: it leaves its links at now() and is never reported
   // complete; the bytes it sent are not credited to link statistics. Returns false when `id` is
@@ -260,7 +270,15 @@ class FlowNetwork {
   Flow* Find(FlowId id);
   const Flow* Find(FlowId id) const;
   void Advance(int64_t t_ps);
+  // Cache hints for the flow in `slot`: its record, its hops (reads the record), the links of
+  // its route (reads the hops). PrefetchAhead issues them for the flows 3, 2 and 1 prefetch
+  // distances after position i of a batch of n, slot_at(k) naming the k-th flow's slot. The
+  // record and hop stages (and PrefetchStart) run only when deep_prefetch_ is set.
+  void PrefetchFlow(uint32_t slot) const;
+  void PrefetchHops(uint32_t slot) const;
   void PrefetchLinks(uint32_t slot) const;
+  template <typename SlotAt>
+  void PrefetchAhead(size_t i, size_t n, SlotAt slot_at) const;
   std::span<const Crossing> Crossings(const Link& link) const;
   void AddCrossing(Link& link, Crossing c);
   void RemoveCrossing(Link& link, uint32_t pos);
@@ -301,6 +319,8 @@ class FlowNetwork {
   std::vector<Share> shares_;
   int64_t now_ps_ = 0;
   bool time_overflowed_ = false;  // see time_overflowed()
+  // Whether the record, hop and start prefetches run: only for link tables past the caches.
+  bool deep_prefetch_ = false;
   uint64_t next_start_seq_ = 0;
   uint64_t epoch_ = 0;
   uint64_t version_ = 0;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace placesim::sim::internal {
@@ -80,6 +81,35 @@ TEST(TimeBuckets, CompactDropsKilledEntriesAndKeepsTheRest) {
   while (q.MinTime() != std::numeric_limits<int64_t>::max()) q.PopAt(q.MinTime(), out);
   // Time 100: ids 3, 9; 101: 1, 7; 102: 5.
   EXPECT_EQ(Ids(out), (std::vector<int>{3, 9, 1, 7, 5}));
+}
+
+TEST(TimeBuckets, LargeInstantsReuseSpareBuffersInPushOrder) {
+  // Instants larger than a recycled bucket keeps (1024 entries) hand their buffers to a spare
+  // pool that later large instants grow into; every entry must still come out once, in push
+  // order, whichever buffer held it. Two large instants are open at once (times 1 and 2,
+  // pushed alternately), and a small one (time 3) between them.
+  constexpr int kLarge = 5000;
+  TimeBuckets<E> q;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kLarge; ++i) {
+      q.Push({1, i});
+      q.Push({2, kLarge + i});
+      if (i % 1000 == 0) q.Push({3, -i});
+    }
+    std::vector<int> want1, want2, want3;
+    for (int i = 0; i < kLarge; ++i) {
+      want1.push_back(i);
+      want2.push_back(kLarge + i);
+      if (i % 1000 == 0) want3.push_back(-i);
+    }
+    for (auto [t, want] : {std::pair{1, &want1}, std::pair{2, &want2}, std::pair{3, &want3}}) {
+      ASSERT_EQ(q.MinTime(), t);
+      std::vector<E> out;
+      q.PopAt(t, out);
+      EXPECT_EQ(Ids(out), *want) << "round " << round << " time " << t;
+    }
+    EXPECT_EQ(q.size(), 0u);
+  }
 }
 
 }  // namespace

@@ -79,7 +79,13 @@ class FlowModelNetwork final : public Network {
     r.flows_left = static_cast<int64_t>(ph.flows.size());
     const Bytes bytes = PhaseBytes(ph, r.size);
     const int64_t extra_steps = std::max<int64_t>(ph.steps - 1, 0);
-    for (const FlowPath& p : ph.flows) {
+    constexpr size_t kAhead = 8;  // flows whose misses overlap the current one's
+    const bool prefetch = net_.deep_prefetch();
+    for (size_t j = 0; j < ph.flows.size(); ++j) {
+      if (prefetch && j + kAhead < ph.flows.size()) {
+        net_.PrefetchStart(ph.flows[j + kAhead].links, kAhead);
+      }
+      const FlowPath& p = ph.flows[j];
       // Saturates rather than wrapping negative; the network then reports the time overflow.
       const bool fits = extra_steps == 0 ||
                         p.latency.picoseconds() <= Duration::Max().picoseconds() / extra_steps;

@@ -43,6 +43,7 @@ class TimeBuckets {
       recent_[h] = b;
     }
     Bucket& bucket = buckets_[b];
+    if (bucket.entries.size() == bucket.entries.capacity()) Grow(bucket.entries);
     bucket.entries.push_back(e);
     ++bucket.live;
     ++size_;
@@ -107,9 +108,13 @@ class TimeBuckets {
  private:
   static constexpr uint64_t kHashMultiplier = 0x9e3779b97f4a7c15ull;
   static constexpr int kRecentBits = 6;
-  // A recycled bucket keeps a buffer up to this many entries; larger ones (a big instant) are
-  // released, so that many small buckets never each hold a huge buffer.
+  // A recycled bucket keeps a buffer up to this many entries; larger ones (a big instant) go
+  // to spare_, so that many small buckets never each hold a huge buffer.
   static constexpr size_t kKeptCapacity = 1024;
+  // Large buffers kept for the next big instant. A collective phase of N flows pushes N
+  // entries at one time; growing a fresh buffer to that size each time costs a chain of
+  // reallocations and, past malloc's mmap threshold, page faults on every new page.
+  static constexpr size_t kMaxSpare = 4;
 
   struct Bucket {
     int64_t time_ps = 0;
@@ -147,6 +152,19 @@ class TimeBuckets {
     return b;
   }
 
+  // Makes room in a full buffer past kKeptCapacity: moves it into the largest spare buffer
+  // when that is larger, else lets the vector grow as usual. Amortized O(1) per entry.
+  void Grow(std::vector<Entry>& entries) {
+    if (entries.capacity() < kKeptCapacity || spare_.empty() ||
+        spare_.back().capacity() <= entries.capacity()) {
+      return;
+    }
+    std::vector<Entry>& spare = spare_.back();
+    spare.assign(entries.begin(), entries.end());
+    entries.swap(spare);
+    spare_.pop_back();
+  }
+
   void PopTop() {
     std::pop_heap(heap_.begin(), heap_.end(), TopAfter());
     heap_.pop_back();
@@ -161,7 +179,16 @@ class TimeBuckets {
     bucket.open = false;
     bucket.live = 0;
     if (bucket.entries.capacity() > kKeptCapacity) {
-      std::vector<Entry>().swap(bucket.entries);
+      // Kept in spare_ (largest last) when there is room or it beats the smallest spare.
+      bucket.entries.clear();
+      if (spare_.size() < kMaxSpare) {
+        spare_.push_back(std::move(bucket.entries));
+      } else if (spare_.front().capacity() < bucket.entries.capacity()) {
+        spare_.front() = std::move(bucket.entries);
+      }
+      bucket.entries = std::vector<Entry>();
+      std::sort(spare_.begin(), spare_.end(),
+                [](const auto& a, const auto& b) { return a.capacity() < b.capacity(); });
     } else {
       bucket.entries.clear();
     }
@@ -171,6 +198,7 @@ class TimeBuckets {
   std::vector<Bucket> buckets_;
   std::vector<uint32_t> free_;
   std::vector<Top> heap_;
+  std::vector<std::vector<Entry>> spare_;  // empty buffers by capacity, largest last; see Grow
   // Direct-mapped cache from a time's hash to the last bucket opened for it.
   std::array<uint32_t, size_t{1} << kRecentBits> recent_ = MakeRecent();
   size_t size_ = 0;
