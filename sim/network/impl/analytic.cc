@@ -3,9 +3,9 @@
 // the phase's analytic bytes), and a transfer the sum of its phases, known when it starts; so
 // the model has no events of its own and costs O(distinct routes) per transfer.
 // Link statistics: every flow adds its bytes to each link of its route and bytes / the link's
-// bandwidth to its busy time (so utilisation is the load a step puts on the link, which may
-// exceed 1 where flows would have contended); the peak is the most flows of one phase on a link.
-// Thread-safety: one run.
+// bandwidth (rounded up to the picosecond per flow) to its busy time (so utilisation is the load a
+// step puts on the link, which may exceed 1 where flows would have contended); the peak is the most
+// flows of one phase on a link. Thread-safety: one run.
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -31,16 +31,23 @@ class AnalyticNetwork final : public Network {
   std::optional<Duration> Start(SimTime /*now*/, std::span<const CommPhase> phases,
                                 TransferSize size, uint64_t /*tag*/) override {
     for (const CommPhase& ph : phases) {
+      // Every flow of a phase carries the same bytes, so a link crossed by c of them gains c
+      // times one flow's bytes and drain time: counted first, charged once per link (the
+      // same integers as charging each crossing, without a division per crossing).
       const Bytes bytes = PhaseBytes(ph, size);
       for (const FlowPath& p : ph.flows) {
         for (LinkIndex l : p.links) {
-          bytes_[l] += bytes.count();
-          busy_ps_[l] += DrainTime(static_cast<double>(bytes.count()), bandwidth_[l]).picoseconds();
           if (scratch_[l]++ == 0) touched_.push_back(l);
         }
       }
       for (LinkIndex l : touched_) {
-        peak_[l] = std::max(peak_[l], scratch_[l]);
+        const uint32_t c = scratch_[l];
+        const Duration drain = DrainTime(static_cast<double>(bytes.count()), bandwidth_[l]);
+        bytes_[l] += static_cast<int64_t>(c) * bytes.count();
+        busy_ps_[l] = drain == Duration::Max()
+                          ? Duration::Max().picoseconds()
+                          : busy_ps_[l] + static_cast<int64_t>(c) * drain.picoseconds();
+        peak_[l] = std::max(peak_[l], c);
         scratch_[l] = 0;
       }
       touched_.clear();
