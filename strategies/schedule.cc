@@ -32,6 +32,11 @@ FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset) {
   const bool deepspeed = strategy_preset == "zero2" || strategy_preset == "zero3" ||
                          strategy_preset == "zero-offload" ||
                          strategy_preset.starts_with("zero-infinity");
+  // Megatron-LM: DistributedDataParallelConfig.overlap_grad_reduce defaults to false
+  // (megatron/core/distributed/distributed_data_parallel_config.py); finish_grad_sync then
+  // reduces the gradient buffer after the last micro-batch's backward.
+  const bool megatron = strategy_preset == "megatron" || strategy_preset == "zero1";
+  if (megatron) return FrameworkOverheads{.overlap_grad_reduce = false};
   if (!deepspeed) return FrameworkOverheads{};
   return FrameworkOverheads{.gather = GatherGranularity::kPerParameter,
                             .overlap_grad_reduce = false};

@@ -52,16 +52,18 @@ const char* GatherGranularityName(GatherGranularity g);  // "per-unit", "per-par
 // What a training framework adds to a schedule beyond the placement (docs/overheads.md).
 struct FrameworkOverheads {
   GatherGranularity gather = GatherGranularity::kPerUnit;
-  // Sharded gradients' reduce-scatters run beside the backward (true) or the backward waits
-  // for each of them (false).
+  // Gradient reduction beside the backward (true), or not: the backward waits for each
+  // reduce-scatter of sharded gradients, and replicated gradients are reduced after the
+  // stage's last backward op (false).
   bool overlap_grad_reduce = true;
 };
 
 // The defaults of the framework a strategy preset stands for: DeepSpeed for zero2, zero3,
 // zero-offload and zero-infinity* (per-parameter fetch under ZeRO-3; overlap_comm false, its
-// documented default); PyTorch FSDP, DDP and Megatron-LM for the others (one flat parameter
-// per unit, reduce-scatters on their own stream). An unknown or "custom" name gets the latter.
-// O(1).
+// documented default); Megatron-LM for megatron and zero1 (its distributed optimizer;
+// overlap_grad_reduce false, its default: gradients reduced after the backward); PyTorch FSDP
+// and DDP for the others (one flat parameter per unit, gradient reduction on its own stream
+// during the backward). An unknown or "custom" name gets the latter. O(1).
 FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset);
 
 struct ScheduleOptions {

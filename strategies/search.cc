@@ -305,7 +305,9 @@ void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, int6
   const Duration last_call = CallTime(col.kind, col.group_size, l, last, links);
   const Duration one =
       CallTime(col.kind, col.group_size, l, s / calls, links) * (calls - 1) + last_call;
-  if (blocking_reduce && col.state == State::kGrads && col.kind == CollectiveKind::kReduceScatter) {
+  // Without overlap the reduction is exposed: sharded gradients' reduce-scatters stall the
+  // backward (DeepSpeed), replicated gradients wait for its end (Megatron-LM).
+  if (blocking_reduce && col.state == State::kGrads) {
     k.blocking += one * col.count;
   } else if (col.state == State::kParams && col.count == 2 * plan.micro_batches) {
     k.gathers = true;

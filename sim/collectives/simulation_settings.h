@@ -38,7 +38,8 @@ struct SimulationSettings {
   // Framework overheads (docs/overheads.md); unset = the strategy preset's framework's.
   // "per-unit" or "per-parameter": how a gathered unit's parameters are all-gathered.
   std::optional<std::string> gather_granularity;
-  // Sharded gradients' reduce-scatters beside the backward (true) or waited for (false).
+  // Gradient reduction beside the backward (true), or not (false: sharded gradients'
+  // reduce-scatters waited for, replicated gradients reduced after the backward).
   std::optional<bool> overlap_grad_reduce;
   // Host time to issue one layer's kernels per pass; the GPU waits when they are shorter.
   Duration host_time_per_layer = Duration::Zero();

@@ -636,9 +636,9 @@ Status Runner::SetupTrace() {
       t.ProcessName(
           pid, internal::ProcessLabel(r, cluster_.vertex(rank_gpu_[static_cast<size_t>(r)])), r);
       for (int s = 0; s < kNumStreams; ++s) {
-        // The p2p thread only where the lane sends, so traces without pipelining keep the
-        // four threads they always had.
-        if (static_cast<Stream>(s) == Stream::kP2p &&
+        // The p2p and dp-comm threads only where the lane uses them, so traces without
+        // pipelining or data parallelism keep the four threads they always had.
+        if ((static_cast<Stream>(s) == Stream::kP2p || static_cast<Stream>(s) == Stream::kDpComm) &&
             lane.stream_ops[static_cast<size_t>(s)].empty()) {
           continue;
         }
@@ -818,6 +818,26 @@ Status Runner::Handle(Engine& engine, const Event& e) {
   return Status();
 }
 
+// The union of two sorted lists of disjoint intervals (each stream's busy intervals), sorted
+// and disjoint: the time at least one of the two streams is busy. O(|a| + |b|).
+std::vector<std::pair<int64_t, int64_t>> Union(const std::vector<std::pair<int64_t, int64_t>>& a,
+                                               const std::vector<std::pair<int64_t, int64_t>>& b) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  out.reserve(a.size() + b.size());
+  size_t i = 0;
+  size_t j = 0;
+  while (i < a.size() || j < b.size()) {
+    const bool take_a = j == b.size() || (i < a.size() && a[i].first <= b[j].first);
+    const std::pair<int64_t, int64_t> next = take_a ? a[i++] : b[j++];
+    if (!out.empty() && next.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, next.second);
+    } else {
+      out.push_back(next);
+    }
+  }
+  return out;
+}
+
 // Total length of `a` not covered by `b`; both sorted, disjoint intervals.
 int64_t Uncovered(const std::vector<std::pair<int64_t, int64_t>>& a,
                   const std::vector<std::pair<int64_t, int64_t>>& b) {
@@ -871,12 +891,13 @@ StatusOr<ExecutionResult> Runner::Execute() {
     RoleResult& r = lane.result;
     r.step_time = lane.end;
     r.compute_busy = busy(Stream::kCompute);
-    r.comm_busy = busy(Stream::kComm);
+    r.comm_busy = busy(Stream::kComm) + busy(Stream::kDpComm);
     r.copy_busy = busy(Stream::kCopy);
     r.host_busy = busy(Stream::kHost);
     r.p2p_busy = busy(Stream::kP2p);
     r.exposed_comm =
-        Duration::Picoseconds(Uncovered(lane.intervals[static_cast<size_t>(Stream::kComm)],
+        Duration::Picoseconds(Uncovered(Union(lane.intervals[static_cast<size_t>(Stream::kComm)],
+                                              lane.intervals[static_cast<size_t>(Stream::kDpComm)]),
                                         lane.intervals[static_cast<size_t>(Stream::kCompute)]));
     r.idle = r.step_time - r.compute_busy;
     r.live_at_peak = lane.memory.live_at_device_peak();

@@ -77,8 +77,9 @@
 // with the same tp coordinate, ordered (dp, cp) with cp innermost.
 //
 // Results, per lane. step_time is when the lane's last op finishes (the step's is the latest
-// lane's). exposed_comm is the time the comm stream is busy while the compute stream is idle
-// (pipeline sends are not counted: the time a stage waits for its peer shows as idle); idle is
+// lane's). exposed_comm is the time a comm or dp-comm stream is busy while the compute stream
+// is idle, the two streams' intervals merged (pipeline sends are not counted: the time a stage
+// waits for its peer shows as idle); idle is
 // step_time minus the compute stream's busy time. MFU = model FLOPs per rank / (step_time x
 // peak), with the model FLOPs of Narayanan et al. 2021 eq. 3 without recompute (coefficient 72)
 // over the world; HFU uses the plan's FLOPs instead (what the hardware executes, recomputation
@@ -201,11 +202,11 @@ struct RoleResult {
   int64_t simulated_rank = 0;  // the rank simulated op by op
   Duration step_time;          // when its last op finished
   Duration compute_busy;       // compute stream busy time
-  Duration comm_busy;          // comm stream busy time (collectives)
+  Duration comm_busy;          // comm + dp-comm streams' busy times, summed (collectives)
   Duration copy_busy;          // copy stream busy time (offload copies)
   Duration host_busy;          // host stream busy time (host compute)
   Duration p2p_busy;           // p2p stream busy time (pipeline sends)
-  Duration exposed_comm;       // comm stream busy while the compute stream is idle
+  Duration exposed_comm;       // comm or dp-comm busy while the compute stream is idle
   Duration idle;               // step_time - compute_busy
   // Device memory: live bytes per strategies::MemoryTag at the peak, the peak (their sum), when.
   std::array<Bytes, kNumMemoryTags> live_at_peak{};

@@ -23,7 +23,7 @@ void TimelineRecorder::Complete(uint32_t pid, uint32_t tid, std::string_view /*n
   LayerTimes& t = layers_[pid][layer];
   using strategies::Stream;
   const auto stream = static_cast<Stream>(tid);
-  if (stream == Stream::kComm || stream == Stream::kP2p) {
+  if (stream == Stream::kComm || stream == Stream::kDpComm || stream == Stream::kP2p) {
     t.comm += duration;
   } else if (stream != Stream::kCompute) {
     t.other += duration;

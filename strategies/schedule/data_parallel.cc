@@ -6,6 +6,7 @@
 // are bucketed apart and synchronized over the dp / ep ranks holding the same experts.
 // Thread-safety: one builder per thread.
 #include <algorithm>
+#include <utility>
 
 #include "strategies/cost/arith.h"
 #include "strategies/schedule/internal/stage_builder.h"
@@ -13,6 +14,18 @@
 namespace placesim::strategies::schedule_internal {
 
 using cost::CeilDiv;
+
+namespace {
+
+// A data-parallel collective: on the data-parallel communicator's stream (ops.h, Stream).
+template <typename... Args>
+Op DpCollectiveOp(Args&&... args) {
+  Op op = CollectiveOp(std::forward<Args>(args)...);
+  op.stream = Stream::kDpComm;
+  return op;
+}
+
+}  // namespace
 
 // This rank's elements of a state on this stage: the dense and expert parts sharded apart.
 int64_t StageBuilder::Elements(State st) const {
@@ -103,10 +116,10 @@ void StageBuilder::EmitSync(int64_t k, int64_t full, int32_t ready, int32_t buck
   const Phase phase = Phase::kBackwardWeight;
   int32_t last_op = -1;
   if (ctx_.grads_reduce_scattered) {
-    last_op = Add(CollectiveOp(CollectiveKind::kReduceScatter, State::kGrads, ctx_.shard_group,
-                               ctx_.n, buffer, phase, unit, mb32),
+    last_op = Add(DpCollectiveOp(CollectiveKind::kReduceScatter, State::kGrads, ctx_.shard_group,
+                                 ctx_.n, buffer, phase, unit, mb32),
                   {ready});
-    Free(bucket_alloc, Stream::kComm, phase, {last_op});
+    Free(bucket_alloc, Stream::kDpComm, phase, {last_op});
     if (ctx_.o_offloaded) {
       const Bytes shard = Bytes::Count(grad_d2h_per_bucket_[static_cast<size_t>(k)]);
       last_op =
@@ -116,17 +129,19 @@ void StageBuilder::EmitSync(int64_t k, int64_t full, int32_t ready, int32_t buck
     if (ctx_.replicas > 1 && last_mb) {
       // Hybrid sharding: the shard is all-reduced over the replica group once per step.
       last_op =
-          Add(CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kReplicaGroup,
-                           ctx_.replicas, Bytes::Count(CeilDiv(full, ctx_.n) * ctx_.bpp.grads),
-                           phase, unit, mb32),
+          Add(DpCollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kReplicaGroup,
+                             ctx_.replicas, Bytes::Count(CeilDiv(full, ctx_.n) * ctx_.bpp.grads),
+                             phase, unit, mb32),
               {last_op});
     }
   } else {
-    last_op = Add(CollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kAxis,
-                               ctx_.dpc, buffer, phase, unit, mb32),
+    last_op = Add(DpCollectiveOp(CollectiveKind::kAllReduce, State::kGrads, GroupKind::kAxis,
+                                 ctx_.dpc, buffer, phase, unit, mb32),
                   {ready});
   }
-  if (ctx_.grads_reduce_scattered && !ctx_.overlap_grad_reduce) blocking_sync_ = last_op;
+  if (ctx_.grads_reduce_scattered && !ctx_.overlap_grad_reduce && !ctx_.defer_grad_sync) {
+    blocking_sync_ = last_op;
+  }
   if (last_mb) sync_tail_.push_back(last_op);
 }
 
@@ -137,14 +152,14 @@ void StageBuilder::EmitExpertSync(int64_t full, int32_t ready, int32_t bucket_al
                                   int64_t mb) {
   int32_t last_op = ready;
   if (ctx_.expert_n > 1) {
-    last_op = Add(CollectiveOp(ctx_.grads_reduce_scattered ? CollectiveKind::kReduceScatter
-                                                           : CollectiveKind::kAllReduce,
-                               State::kGrads, ctx_.expert_group, ctx_.expert_n,
-                               Bytes::Count(full * ctx_.bpp.grads), Phase::kBackwardWeight, unit,
-                               static_cast<int32_t>(mb)),
+    last_op = Add(DpCollectiveOp(ctx_.grads_reduce_scattered ? CollectiveKind::kReduceScatter
+                                                             : CollectiveKind::kAllReduce,
+                                 State::kGrads, ctx_.expert_group, ctx_.expert_n,
+                                 Bytes::Count(full * ctx_.bpp.grads), Phase::kBackwardWeight, unit,
+                                 static_cast<int32_t>(mb)),
                   {ready});
   }
-  Free(bucket_alloc, Stream::kComm, Phase::kBackwardWeight, {last_op});
+  Free(bucket_alloc, Stream::kDpComm, Phase::kBackwardWeight, {last_op});
   if (mb == ctx_.m - 1) sync_tail_.push_back(last_op);
 }
 
@@ -177,11 +192,29 @@ void StageBuilder::Produce(MicroBatch& st, bool expert, int64_t elems, int32_t b
   size_t& next = expert ? st.next_expert_bucket : st.next_bucket;
   for (; next < list.size() && list[next].end <= produced; ++next) {
     const Bucket& k = list[next];
+    if (ctx_.defer_grad_sync && mb == ctx_.m - 1) {
+      deferred_syncs_.push_back(DeferredSync{expert, static_cast<int64_t>(next), unit});
+      continue;
+    }
     const int32_t alloc = transient_buckets_ ? allocs[next] : -1;
     if (expert) {
       EmitExpertSync(k.end - k.begin, bwd_weight, alloc, unit, mb);
     } else {
       EmitSync(static_cast<int64_t>(next), k.end - k.begin, bwd_weight, alloc, unit, mb);
+    }
+  }
+}
+
+// defer_grad_sync: the last micro-batch's syncs, after the stage's last backward op (the
+// compute stream runs in order, so every gradient is complete by then). The gradients are
+// resident (no transient buckets), so there is no buffer to free.
+void StageBuilder::EmitDeferredSyncs() {
+  for (const DeferredSync& d : deferred_syncs_) {
+    const Bucket& k = (d.expert ? expert_buckets_ : buckets_)[static_cast<size_t>(d.bucket)];
+    if (d.expert) {
+      EmitExpertSync(k.end - k.begin, last_backward_, -1, d.unit, ctx_.m - 1);
+    } else {
+      EmitSync(d.bucket, k.end - k.begin, last_backward_, -1, d.unit, ctx_.m - 1);
     }
   }
 }
@@ -245,7 +278,7 @@ void StageBuilder::EmitGather(int64_t j) {
     const Bytes part = Bytes::Count(fetch_parts_[static_cast<size_t>(u)]);
     before = Add(CopyOp(kind, State::kParams, part, phase, u, mb), {wait});
   } else {
-    buffer = Alloc(MemoryTag::kGatheredParams, MemorySpace::kDevice, full, Stream::kComm, phase,
+    buffer = Alloc(MemoryTag::kGatheredParams, MemorySpace::kDevice, full, Stream::kDpComm, phase,
                    kNoLayer, mb, {wait});
     At(buffer).unit = u;
   }
@@ -261,14 +294,14 @@ void StageBuilder::EmitGather(int64_t j) {
   if (ctx_.n > 1) {
     for (int64_t part : Split((full - expert).count(), GatherParts(unit))) {
       if (part == 0 && last != before) continue;
-      last = Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.shard_group, ctx_.n,
-                              Bytes::Count(part), phase, u, mb),
+      last = Add(DpCollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.shard_group,
+                                ctx_.n, Bytes::Count(part), phase, u, mb),
                  {before});
     }
   }
   if (unit.expert > 0 && ctx_.expert_n > 1) {
-    last = Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.expert_group,
-                            ctx_.expert_n, expert, phase, u, mb),
+    last = Add(DpCollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.expert_group,
+                              ctx_.expert_n, expert, phase, u, mb),
                {before});
   }
   gather_of_[static_cast<size_t>(j)] = last;
@@ -321,16 +354,17 @@ void StageBuilder::OptimizerStep(int32_t sync_done) {
   }
   if (!(ctx_.o_sharded && ctx_.mode(State::kParams) == Mode::kReplicated)) return;
   for (size_t k = 0; k < buckets_.size(); ++k) {
-    Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.shard_group, ctx_.n,
-                     Bytes::Count((buckets_[k].end - buckets_[k].begin) * ctx_.bpp.params),
-                     Phase::kOptimizer, -1, -1),
+    Add(DpCollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.shard_group, ctx_.n,
+                       Bytes::Count((buckets_[k].end - buckets_[k].begin) * ctx_.bpp.params),
+                       Phase::kOptimizer, -1, -1),
         {updated.empty() ? -1 : updated[k]});
   }
   // Expert buckets (ep > 1, optimizer on the device): over the expert replica group.
   for (size_t k = 0; k < expert_buckets_.size() && ctx_.expert_n > 1; ++k) {
     const Bucket& b = expert_buckets_[k];
-    Add(CollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.expert_group, ctx_.expert_n,
-                     Bytes::Count((b.end - b.begin) * ctx_.bpp.params), Phase::kOptimizer, -1, -1),
+    Add(DpCollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.expert_group, ctx_.expert_n,
+                       Bytes::Count((b.end - b.begin) * ctx_.bpp.params), Phase::kOptimizer, -1,
+                       -1),
         {updated.empty() ? -1 : updated.back()});
   }
 }

@@ -36,6 +36,8 @@ const char* StreamName(Stream s) {
       return "host";
     case Stream::kP2p:
       return "p2p";
+    case Stream::kDpComm:
+      return "dp-comm";
   }
   return "unknown";
 }

@@ -29,12 +29,16 @@ namespace placesim::strategies {
 enum class OpKind : uint8_t { kCompute, kCollective, kCopy, kHostCompute, kAlloc, kFree, kRecv };
 const char* OpKindName(OpKind k);  // "compute", "collective", "copy", "host-compute", ...
 
-// Each stream runs its ops one at a time in index order; streams run concurrently. kP2p holds
-// the pipeline sends (a communicator of their own, as Megatron-LM's p2p ops), so they never
-// queue behind data- or tensor-parallel collectives.
-enum class Stream : uint8_t { kCompute, kComm, kCopy, kHost, kP2p };
-inline constexpr int kNumStreams = 5;
-const char* StreamName(Stream s);  // "compute", "comm", "copy", "host", "p2p"
+// Each stream runs its ops one at a time in index order; streams run concurrently. Each
+// communicator has a stream of its own, as each PyTorch process group has its own NCCL stream:
+// kComm holds the tensor-, context- and expert-parallel collectives of a layer's passes; kDpComm
+// the data-parallel ones (gradient all-reduces and reduce-scatters, ZeRO / FSDP parameter
+// all-gathers), so a layer's tensor-parallel collective never queues behind the gradient
+// reduction of the layer before it; kP2p the pipeline sends (Megatron-LM's p2p ops), which
+// never queue behind either. Streams contend only for the links they share.
+enum class Stream : uint8_t { kCompute, kComm, kCopy, kHost, kP2p, kDpComm };
+inline constexpr int kNumStreams = 6;
+const char* StreamName(Stream s);  // "compute", "comm", "copy", "host", "p2p", "dp-comm"
 
 enum class Phase : uint8_t {
   kStep,  // step-level: static allocs

@@ -195,6 +195,7 @@ StatusOr<Schedule> StageBuilder::Build() {
       ForwardPass(ps);
     }
   }
+  EmitDeferredSyncs();
   int32_t sync_done = sync_tail_.empty() ? -1 : sync_tail_.back();
   if (tied_exchange_) sync_done = TiedExchange(sync_done);
   OptimizerStep(sync_done);
@@ -338,6 +339,7 @@ void StageBuilder::BackwardPass(const PipelinePass& ps) {
     }
     pass_last = last_op;
   }
+  last_backward_ = pass_last;
   if (!ModelFirst(c)) {
     Send(State::kActivations, Phase::kBackwardInput, first_ ? ctx_.pp - 1 : stage_ - 1, mb, c,
          pc_.p2p, {input_grad, pass_last});

@@ -127,6 +127,10 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   c.gather_per_parameter =
       options.gather_granularity.value_or(framework.gather) == GatherGranularity::kPerParameter;
   c.overlap_grad_reduce = options.overlap_grad_reduce.value_or(framework.overlap_grad_reduce);
+  // Replicated gradients accumulate in place over the micro-batches, so a framework that does
+  // not overlap their reduction runs it after the backward (Megatron-LM's finish_grad_sync);
+  // sharded or host-bound gradients leave every micro-batch and cannot wait for the end.
+  c.defer_grad_sync = !c.overlap_grad_reduce && !c.g_sharded && !c.host_grads && !c.t_gather;
   c.lpu = std::max<int64_t>(1, strategy.layers_per_unit);
   c.per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / c.bpp.grads);
   return c;

@@ -625,6 +625,35 @@ TEST(Executor, AnyTraceSinkReceivesTheTimeline) {
   EXPECT_EQ(sink.finishes, 0);
 }
 
+TEST(Executor, TheDataParallelStreamRunsBesideTheCommStream) {
+  // Two all-reduces of S = 1 GB over the 8 GPUs of one DGX-H100 with no dependency between
+  // them, one on the comm stream (tid 1), one on the dp-comm stream (tid 5): each process
+  // group has its own NCCL stream, so both start at 0. On the analytic network (no contention)
+  // each takes the ring's T = 2(N-1) alpha + 2(N-1)/N S / B = 14 us + 1.75 GB / 450 GB/s, the
+  // step is T (not 2T, as on one stream), the comm busy time sums the two streams' (2T), and
+  // the exposed time is their union not under compute: T.
+  RecordingSink sink;
+  ExecutorOptions opt;
+  opt.network = "analytic";
+  opt.trace = &sink;
+  ExecutionContext ctx;
+  ctx.mesh.dp = 8;
+  Schedule s = OneAllReduce(8, GB(1));
+  s.ops.push_back(s.ops.front());
+  s.ops.back().stream = strategies::Stream::kDpComm;
+  StatusOr<RoleResult> r = ExecuteSchedule(Dgx(1), s, ctx, opt);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Duration ring = Microseconds(14) + DrainTime(1.75e9, 450e9);
+  EXPECT_EQ(r->step_time, ring);
+  EXPECT_EQ(r->comm_busy, ring * 2);
+  EXPECT_EQ(r->exposed_comm, ring);
+  EXPECT_THAT(sink.threads, ::testing::ElementsAre("compute", "comm", "copy", "host", "dp-comm"));
+  EXPECT_THAT(sink.slices,
+              ::testing::ElementsAre(
+                  fmt::format("0/1 all-reduce grads [0, +{}) 6 args", ring.picoseconds()),
+                  fmt::format("0/5 all-reduce grads [0, +{}) 6 args", ring.picoseconds())));
+}
+
 TEST(Executor, RefusesTraceRanksOutOfRangeOrUnsorted) {
   std::ostringstream out;
   traces::ChromeTraceWriter writer(out);
@@ -645,8 +674,8 @@ TEST(Executor, RefusesTraceRanksOutOfRangeOrUnsorted) {
 TEST(Executor, AHostSlowerThanTheKernelsPacesEveryLayerPass) {
   // Llama 2 7B with tp 8 on one DGX-H100, 2 layers, one micro-batch, no recompute: 2 layers x
   // (forward, backward) = 4 layer passes. A host needing 1 s per pass dwarfs every kernel (a
-  // layer's forward is under 1 ms), so the compute stream is busy 4 s plus the embedding's, the output
-  // layer's and the optimizer's ops, unchanged; with a host of 1 us the step does not move.
+  // layer's forward is under 1 ms), so the compute stream is busy 4 s plus the embedding's, the
+  // output layer's and the optimizer's ops, unchanged; with a host of 1 us the step does not move.
   const topology::Cluster cluster = Dgx(1);
   strategies::ModelSpec model = Llama7b();
   model.transformer.layers = 2;

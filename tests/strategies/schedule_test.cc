@@ -389,6 +389,88 @@ TEST(Schedule, WithoutOverlapTheBackwardWaitsForEachReduceScatter) {
             (std::pair<int64_t, int64_t>{136, 1}));
 }
 
+// The index of the last backward compute op of a schedule.
+size_t LastBackwardCompute(const Schedule& sched) {
+  size_t last = 0;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    const Op& op = sched.ops[i];
+    if (op.kind == OpKind::kCompute &&
+        (op.phase == Phase::kBackwardInput || op.phase == Phase::kBackwardWeight))
+      last = i;
+  }
+  return last;
+}
+
+TEST(Schedule, DataParallelCollectivesRunOnTheirOwnStream) {
+  // Each PyTorch process group has its own NCCL stream: gradient reductions and ZeRO / FSDP
+  // gathers (dp) on kDpComm, tensor-parallel collectives on kComm, so neither queues behind
+  // the other.
+  for (const char* preset : {"ddp", "zero1", "zero3", "fsdp"}) {
+    const Schedule sched = Build(Make(preset, 8, 2));
+    int64_t dp = 0;
+    for (const Op& op : sched.ops) {
+      if (op.kind != OpKind::kCollective) continue;
+      EXPECT_EQ(op.stream, Stream::kDpComm) << preset << " " << CollectiveKindName(op.collective);
+      ++dp;
+    }
+    EXPECT_GT(dp, 0) << preset;
+  }
+  StatusOr<std::vector<Schedule>> tp =
+      BuildSchedules(Model("llama2-7b"), MakeTraining(1, 8),
+                     *ExpandStrategyPreset("megatron", {.dp = 4, .tp = 2}, 8), MakeCluster(1), {});
+  ASSERT_TRUE(tp.ok()) << tp.status().message();
+  int64_t tp_ops = 0, dp_ops = 0;
+  for (const Op& op : tp->front().ops) {
+    if (op.kind != OpKind::kCollective) continue;
+    const bool grads = op.state == State::kGrads;
+    EXPECT_EQ(op.stream, grads ? Stream::kDpComm : Stream::kComm);
+    (grads ? dp_ops : tp_ops) += 1;
+  }
+  EXPECT_GT(tp_ops, 0);
+  EXPECT_GT(dp_ops, 0);
+}
+
+TEST(Schedule, MegatronReducesReplicatedGradientsAfterTheBackward) {
+  // Megatron-LM's overlap_grad_reduce defaults to false (distributed_data_parallel_config.py):
+  // the gradient buffer is reduced after the last backward, so every sync of the last
+  // micro-batch waits for the stage's last backward op. PyTorch DDP's hooks send each bucket
+  // as soon as it is complete: with 25 MiB buckets (13.1M bf16 elements) over llama2-7b's
+  // 6.7e9 gradient elements there are hundreds of buckets, and all but the few the last
+  // backward op completes go before the backward ends.
+  const auto after_backward = [](const Schedule& sched) {
+    const size_t last = LastBackwardCompute(sched);
+    int64_t syncs = 0, after = 0;
+    for (size_t i = 0; i < sched.ops.size(); ++i) {
+      const Op& op = sched.ops[i];
+      if (op.kind != OpKind::kCollective || op.state != State::kGrads) continue;
+      ++syncs;
+      for (int32_t d : sched.DepsOf(i)) after += static_cast<size_t>(d) == last;
+    }
+    return std::pair{syncs, after};
+  };
+  // The last backward op is the embedding's weight gradient: its 32000 x 4096 = 131,072,000
+  // elements complete every bucket that ends inside them, at most 131,072,000 / 13,107,200
+  // + 1 = 11 buckets; those go after the backward's last op under any framework.
+  const int64_t embedding_buckets = 131'072'000 / 13'107'200 + 1;
+  for (const char* preset : {"megatron", "zero1"}) {
+    const auto [syncs, after] = after_backward(Build(Make(preset, 8, 4)));
+    EXPECT_GT(syncs, 100) << preset;
+    EXPECT_EQ(after, syncs) << preset;
+    const auto [overlapped, late] =
+        after_backward(Build(Make(preset, 8, 4), {.overlap_grad_reduce = true}));
+    EXPECT_EQ(overlapped, syncs) << preset;  // the same buckets, issued earlier
+    EXPECT_LE(late, embedding_buckets) << preset;
+  }
+  const auto [ddp_syncs, ddp_after] = after_backward(Build(Make("ddp", 8, 4)));
+  EXPECT_GT(ddp_syncs, 100);
+  EXPECT_LE(ddp_after, embedding_buckets);
+  // Only replicated gradients wait: ZeRO-3's sharded ones leave every micro-batch.
+  EXPECT_FALSE(FrameworkDefaults("zero1").overlap_grad_reduce);
+  EXPECT_FALSE(FrameworkDefaults("megatron").overlap_grad_reduce);
+  EXPECT_TRUE(FrameworkDefaults("ddp").overlap_grad_reduce);
+  EXPECT_TRUE(FrameworkDefaults("fsdp").overlap_grad_reduce);
+}
+
 TEST(Schedule, RecomputeAddsForwardWorkInBackward) {
   // Full recompute: one recompute op per layer per micro-batch (32 x 4), each a forward.
   const Schedule full = Build(Make("ddp", 8, 4, Recompute::kFull));

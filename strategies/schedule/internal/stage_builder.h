@@ -100,7 +100,10 @@ struct StepContext {
 
   // Framework overheads (ScheduleOptions, else FrameworkDefaults of the strategy's preset).
   bool gather_per_parameter = false;  // one all-gather per weight matrix (DeepSpeed ZeRO-3)
-  bool overlap_grad_reduce = true;    // false: the backward waits for each reduce-scatter
+  // false: the backward waits for each reduce-scatter of sharded gradients, and replicated
+  // gradients are reduced after the stage's last backward op (defer_grad_sync).
+  bool overlap_grad_reduce = true;
+  bool defer_grad_sync = false;  // !overlap_grad_reduce on replicated, resident gradients
 
   int64_t lpu = 1;         // layers per gather / wrap unit
   int64_t per_bucket = 1;  // gradient elements per bucket
@@ -246,6 +249,7 @@ class StageBuilder {
   void OpenBuckets(MicroBatch& st, bool expert, int64_t elems, int32_t mb);
   void Produce(MicroBatch& st, bool expert, int64_t elems, int32_t bwd_weight, int32_t unit,
                int32_t mb);
+  void EmitDeferredSyncs();
   void PlanUses();
   std::vector<int64_t> GatherParts(const Unit& unit) const;
   void EmitGather(int64_t j);
@@ -288,7 +292,16 @@ class StageBuilder {
   std::vector<int64_t> grad_d2h_per_bucket_;
   bool transient_buckets_ = false;
   std::vector<int32_t> sync_tail_;  // last gradient op per bucket / unit (step end)
-  std::vector<int32_t> d2h_ops_;    // grad shard copies to the host
+  // defer_grad_sync: the last micro-batch's bucket syncs, in the order their buckets filled,
+  // issued once the stage's last backward op (last_backward_) is known.
+  struct DeferredSync {
+    bool expert = false;
+    int64_t bucket = 0;
+    int32_t unit = -1;
+  };
+  std::vector<DeferredSync> deferred_syncs_;
+  int32_t last_backward_ = -1;
+  std::vector<int32_t> d2h_ops_;  // grad shard copies to the host
   // overlap_grad_reduce false: the last reduce-scatter issued, which the next compute op
   // waits for (-1 when none is pending).
   int32_t blocking_sync_ = -1;
