@@ -94,13 +94,18 @@ class Router {
   const Route* Find(VertexId src, VertexId dst);
 
   size_t cached_pairs() const { return cache_.size(); }
+  // How many of the cached routes were spliced from a search shared with other pairs (see
+  // routing.h's header comment) rather than searched on their own.
+  size_t shared_routes() const;
   const Cluster& cluster() const { return cluster_; }
 
   class Search;  // search buffers, defined in routing.cc
+  class Share;   // searches shared between pairs, defined in routing.cc
 
  private:
   const Cluster& cluster_;
   std::unique_ptr<Search> search_;
+  std::unique_ptr<Share> share_;                                // uses *search_
   std::unordered_map<uint64_t, std::unique_ptr<Route>> cache_;  // null = unreachable
 };
 
