@@ -31,6 +31,10 @@ uint64_t PairKey(VertexId src, VertexId dst) {
          static_cast<uint32_t>(dst.value);
 }
 
+// The route cache's empty slot: no pair has it, since vertex ids are below 2^31.
+constexpr uint64_t kNoPair = ~uint64_t{0};
+constexpr size_t kFirstCacheSlots = 64;  // a power of two
+
 // Built fabrics (one node, fat-tree, rail-optimized) join nodes only through scale-out
 // switches, so a route never gains by crossing a third node: entering and leaving it costs
 // at least two more hops than the switch path. Explicit graphs may join nodes directly and
@@ -812,12 +816,29 @@ Router::~Router() = default;
 
 const Route* Router::Find(VertexId src, VertexId dst) {
   const uint64_t key = PairKey(src, dst);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    std::optional<Route> r = share_->Find(src, dst);
-    it = cache_.emplace(key, r ? std::make_unique<Route>(std::move(*r)) : nullptr).first;
+  if (slots_.empty()) slots_.assign(kFirstCacheSlots, Slot{kNoPair, nullptr});
+  const size_t mask = slots_.size() - 1;
+  size_t i = Mix(key) & mask;
+  for (; slots_[i].key != kNoPair; i = (i + 1) & mask) {
+    if (slots_[i].key == key) return slots_[i].route;
   }
-  return it->second.get();
+  std::optional<Route> r = share_->Find(src, dst);
+  const Route* route = r.has_value() ? &routes_.emplace_back(std::move(*r)) : nullptr;
+  slots_[i] = Slot{key, route};
+  if (++cached_pairs_ * 2 > slots_.size()) GrowCache();
+  return route;
+}
+
+void Router::GrowCache() {
+  std::vector<Slot> old(slots_.size() * 2, Slot{kNoPair, nullptr});
+  old.swap(slots_);
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.key == kNoPair) continue;
+    size_t i = Mix(s.key) & mask;
+    while (slots_[i].key != kNoPair) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
 }
 
 size_t Router::shared_routes() const { return share_->shared_routes(); }
