@@ -472,35 +472,36 @@ class Router::Search {
 // Exactness. Let s lie on node A and d on node B, A != B, on a built fabric (foreign nodes
 // pruned). A "relay" is a non-endpoint vertex; nodes are joined only through node -1 (fabric)
 // vertices, as checked below.
-//  (1) Out-chain of s: the relays of A reachable from s through relays of A (the closure),
-//      and every link from s or the closure to outside A. If one of those leads to another
-//      node, or to a relay of another node, s gets no chain; the others lead to fabric relays
-//      (exits) or to endpoints of the fabric, which no route to d passes. With exactly one
-//      exit e = (u -> F), and exactly one way back from u to s along in-links whose tails are
-//      s or closure vertices not yet on the way, every simple transit-free path from s to d
-//      starts with those links and e: its first vertex outside A is entered from s or the
-//      closure, so by e, and its part before u is a simple path within s and the closure,
-//      which the unique way back fixes link by link. In-chain of d: the same with links
-//      reversed, giving one entry e' = (L -> x) and one way forward from x to d.
+//  (1) Out-chain of s: the relays of A reachable from s through relays of A (the closure,
+//      searched breadth-first, so each has its fewest hops from s), and every link from s or
+//      the closure to outside A. If one of those leads to another node's vertex, s gets no
+//      chain; the others lead to fabric relays (exits) or to fabric endpoints, which no route
+//      to d passes. If every exit leads to one vertex F, one exit e = (u -> F) has the fewest
+//      hops from s, and one way leads back from u to s through the closure a depth at a time,
+//      those links and e are the one fewest-hop way from s to F through A.
+//      In-chain of d: the same with links reversed, from one vertex L to d.
 //  (2) Closed nodes: every connected set of relays of a node is joined (by links of either
 //      direction) to at most one vertex outside the node, a fabric vertex. A simple path from
-//      s to d cannot then return into A after F, nor pass through B before L: such a visit is
-//      a run of relays of one connected set, entered from and left to its one outside
-//      neighbour, a repeated vertex. (Its ends are not s or d: a link between a relay of one
-//      node and an endpoint of another voids that endpoint's chain.) Every vertex between F
-//      and L is then in the fabric (other nodes are pruned).
-//  So the minimum-hop transit-free paths s -> d, the first pass's DAG, are out-chain(s), a
-//  minimum-hop fabric path F -> L, in-chain(d); the chains' vertices lie on no other DAG
-//  path, so the walk has one candidate on each chain link. The first pass gives a DAG vertex
-//  the least cost over its DAG links, from dst backwards; on the fabric part that recurrence
-//  starts from the cost of L, which is the in-chain's cost (no transits: its inner vertices
-//  are relays), and reads only fabric links. Pairs with the same F, L and in-chain cost
-//  therefore have the same costs, and the same tight links, at every fabric vertex: the
-//  walk's candidate lists, in link id order, are those Share keeps, and the pick among them
-//  is the pair's own hash at the pair's own hop index. Bottleneck and latency are folded in
-//  route order as Run does. Anywhere the conditions fail (same node, a node vertex joined
-//  across nodes, several exits, an explicit graph, a route that needs a transit) the full
-//  search runs as before. Routing.FirstPassFindsTheRoutesOfTheFullSearch compares both.
+//      s to d cannot then return into A once it has left, nor visit B before its last run
+//      there: such a visit is a run of relays of one connected set, entered from and left to
+//      its one outside neighbour, a repeated vertex. (Its ends are not s or d: a link between
+//      a relay of one node and an endpoint of another voids that endpoint's chain.)
+//  So a simple transit-free path s -> d is a way from s to F through A (its first vertex
+//  outside A is an exit's, F), a path F -> L through the fabric (other nodes are pruned), and
+//  a way from L to d through B, each chosen independently of the others; a minimum-hop one,
+//  on the first pass's DAG, takes a fewest-hop way out and in, which are the chains. The
+//  chains' vertices lie on no other DAG path, so the walk has one candidate on each chain
+//  link. The first pass gives a DAG vertex the least cost over its DAG links, from dst
+//  backwards; on the fabric part that recurrence starts from the cost of L, which is the
+//  in-chain's cost (no transits: its inner vertices are relays), and reads only fabric links.
+//  Pairs with the same F, L and in-chain cost therefore have the same costs, and the same
+//  tight links, at every fabric vertex: the walk's candidate lists, in link id order, are
+//  those Share keeps, and the pick among them is the pair's own hash at the pair's own hop
+//  index. Bottleneck and latency are folded in route order as Run does. Wherever the
+//  conditions fail (same node; a node joined to another node or to two fabric vertices by
+//  one set of relays; two fewest-hop ways out, as from a GPU of a DGX-A100 whose PCIe switch
+//  holds two NICs; an explicit graph; a route that needs a transit) the pair is searched as
+//  before. Routing.SharedSearchesFindTheRoutesOfTheFullSearch compares both.
 //
 // Cost: the chains of a vertex and the closedness of all nodes are computed once (O(V + E)
 // for the latter, at the first shareable pair). A key's first pair is searched as before; its
@@ -691,32 +692,21 @@ class Router::Share {
   // (1) of the proof for v; appends the chain to chains_ and returns true, or returns false.
   template <bool forward>
   bool ComputeChain(int32_t v) {
-    const int node = g_.vertex_node[static_cast<size_t>(v)];
-    if (++stamp_ == 0) {
-      std::fill(closure_.begin(), closure_.end(), 0);
-      stamp_ = 1;
-    }
-    if (closure_.empty()) closure_.assign(g_.vertex_node.size(), 0);
     int32_t exit = -1;
-    if (!Closure<forward>(v, node, exit)) return false;
-    // Back from the exit's near end to v, one link at a time; chain_ holds them exit first.
+    if (!Closure<forward>(v, exit)) return false;
+    // Back from the exit's near end to v, one BFS depth at a time; way_ holds them exit first.
     way_.assign(1, exit);
-    on_way_.assign(1, Near<forward>(exit));
     for (int32_t x = Near<forward>(exit); x != v;) {
       int32_t only = -1;
       for (int32_t l : LinksOf<!forward>(x)) {
-        const int32_t y = Far<!forward>(l);
-        const bool inside =
-            y == v || (closure_[static_cast<size_t>(y)] == stamp_ &&
-                       std::find(on_way_.begin(), on_way_.end(), y) == on_way_.end());
-        if (!inside) continue;
+        const size_t y = static_cast<size_t>(Far<!forward>(l));
+        if (closure_[y] != stamp_ || depth_[y] != depth_[static_cast<size_t>(x)] - 1) continue;
         if (only >= 0) return false;
         only = l;
       }
       if (only < 0) return false;
       way_.push_back(only);
       x = Far<!forward>(only);
-      on_way_.push_back(x);
     }
     Chain c;
     c.begin = static_cast<int32_t>(chain_links_.size());
@@ -738,33 +728,54 @@ class Router::Share {
     return true;
   }
 
-  // The closure of (1): marks the relays of `node` reached from v through relays of `node`
-  // (stamp_), and finds the one exit link to a fabric relay; false when there is none, more
-  // than one, or a link to another node's vertex that a route could use.
+  // The closure of (1): a breadth-first search from v through the relays of v's node, which
+  // it marks (stamp_) with their depth; finds the exit at the least depth. False when an exit
+  // leads elsewhere than the others, two exits share the least depth, there is no exit, or a
+  // link reaches another node's vertex (which a route could use).
   template <bool forward>
-  bool Closure(int32_t v, int node, int32_t& exit) {
-    stack_.assign(1, v);
-    while (!stack_.empty()) {
-      const int32_t u = stack_.back();
-      stack_.pop_back();
+  bool Closure(int32_t v, int32_t& exit) {
+    if (closure_.empty()) {
+      closure_.assign(g_.vertex_node.size(), 0);
+      depth_.assign(g_.vertex_node.size(), 0);
+    }
+    if (++stamp_ == 0) {
+      std::fill(closure_.begin(), closure_.end(), 0);
+      stamp_ = 1;
+    }
+    const int node = g_.vertex_node[static_cast<size_t>(v)];
+    closure_[static_cast<size_t>(v)] = stamp_;
+    depth_[static_cast<size_t>(v)] = 0;
+    queue_.assign(1, v);
+    int32_t fabric = -1;
+    int32_t best = std::numeric_limits<int32_t>::max();
+    int ties = 0;
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      const int32_t u = queue_[i];
+      const int32_t depth = depth_[static_cast<size_t>(u)] + 1;
       for (int32_t l : LinksOf<forward>(u)) {
         const int32_t w = Far<forward>(l);
         const int w_node = g_.vertex_node[static_cast<size_t>(w)];
         const bool relay = !IsEndpoint(g_.graph[w].kind);
         if (w_node == node) {
-          if (relay && w != v && closure_[static_cast<size_t>(w)] != stamp_) {
+          if (relay && closure_[static_cast<size_t>(w)] != stamp_) {
             closure_[static_cast<size_t>(w)] = stamp_;
-            stack_.push_back(w);
+            depth_[static_cast<size_t>(w)] = depth;
+            queue_.push_back(w);
           }
-        } else if (w_node >= 0) {
-          return false;  // another node's vertex: the partner, or a relay between nodes
+        } else if (w_node >= 0 || (relay && fabric >= 0 && fabric != w)) {
+          return false;
         } else if (relay) {
-          if (exit >= 0) return false;
-          exit = l;
+          fabric = w;
+          if (depth < best) {
+            best = depth;
+            exit = l;
+            ties = 0;
+          }
+          ties += depth == best ? 1 : 0;
         }
       }
     }
-    return exit >= 0;
+    return exit >= 0 && ties == 1;
   }
 
   const internal::ClusterData& g_;
@@ -777,10 +788,11 @@ class Router::Share {
   std::unordered_map<Key, Part, KeyHash> parts_;
   size_t kept_ints_ = 0;
   size_t shared_routes_ = 0;
-  // ComputeChain's scratch.
+  // ComputeChain's scratch: closure_[v] == stamp_ when v is in the closure, at depth_[v].
   std::vector<uint32_t> closure_;
+  std::vector<int32_t> depth_;
   uint32_t stamp_ = 0;
-  std::vector<int32_t> stack_, way_, on_way_;
+  std::vector<int32_t> queue_, way_;
 };
 
 Bandwidth BottleneckBandwidth(const Cluster& cluster, std::span<const LinkId> links) {

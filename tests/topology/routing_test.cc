@@ -283,12 +283,11 @@ TEST(Routing, FirstPassFindsTheRoutesOfTheFullSearch) {
 }
 
 // Pairs on different nodes share the fabric part of their search (Router::Share in
-// routing.cc) where their nodes have one way in and out per GPU and NIC: the DGX-H100's NIC
-// per PCIe switch, on fat trees with several leaves (radix 16: a leaf holds 8 NICs, one node),
-// 1:1 and 3:1, rail-optimized fabrics and three-tier Clos fabrics. Nodes where a PCIe switch
-// holds two NICs (DGX-A100: two ways out) are searched pair by pair, and so is a node with
-// fewer NICs than GPUs whose GPUs share a NIC's PCIe switch only through it. Every fabric is
-// compared pair by pair with the full search, and must have shared some routes where it can.
+// routing.cc) where a vertex has one fewest-hop way out of (into) its node and no relay path
+// crosses a node: the DGX-H100's NIC per PCIe switch, on fat trees with several leaves (radix
+// 16: a leaf holds 8 NICs, one node), 1:1 and 3:1, rail-optimized fabrics and three-tier Clos
+// fabrics, and a node with fewer NICs than GPUs. Every fabric is compared pair by pair with
+// the full search, and must have shared some routes where it can.
 TEST(Routing, SharedSearchesFindTheRoutesOfTheFullSearch) {
   EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(
                 MustBuild(DgxH100Spec(4, FabricKind::kFatTree, 1.0, /*radix=*/16))),
@@ -303,8 +302,16 @@ TEST(Routing, SharedSearchesFindTheRoutesOfTheFullSearch) {
   clos.fabric.pod_nodes = 2;
   clos.fabric.pod_oversubscription = 4.0;
   EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(MustBuild(clos)), 0u);
-  ClusterSpec a100 = DgxH100Spec(3, FabricKind::kRailOptimized, 1.0, /*radix=*/16);
+  // DGX-A100 on a fat tree (radix 32: a leaf holds 16 NICs, two nodes): a PCIe switch's two
+  // NICs reach one leaf, so a NIC's fewest-hop way out is its own cable and NIC pairs share,
+  // while a GPU has two equal ways out (through either NIC) and is searched pair by pair.
+  ClusterSpec a100 = DgxH100Spec(4, FabricKind::kFatTree, 1.0, /*radix=*/32);
   a100.node = *FindNodePreset("DGX-A100");
+  EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(MustBuild(a100)), 0u);
+  // On rails the two NICs of a PCIe switch reach two leaves: a relay path across the node,
+  // so no pair on it shares.
+  a100.fabric.kind = FabricKind::kRailOptimized;
+  a100.fabric.switch_radix = 16;
   EXPECT_EQ(ExpectSameRoutesAsExhaustiveSearch(MustBuild(a100)), 0u);
   // Four NICs for eight GPUs on four PCIe switches: two GPUs and one NIC per switch.
   ClusterSpec shared_nic = DgxH100Spec(3, FabricKind::kFatTree, 1.0, /*radix=*/16);
