@@ -543,8 +543,9 @@ class Router::Share {
   size_t shared_routes() const { return shared_routes_; }
 
  private:
-  // The kept fabric parts' size bound, in ints (64 MiB): about a thousand leaf pairs of a
-  // three-tier Clos of radix 128, where a part between pods holds some 16,000 ints.
+  // The kept fabric parts' size bound, in ints (64 MiB). The 131,072-GPU Clos job of bench/
+  // keeps 7,168 parts of 3.5 M ints in all; a part between two of its pods holds the tight
+  // links of a leaf, the spines of both pods and the cores between them.
   static constexpr size_t kMaxSharedInts = size_t{1} << 24;
   // What a key costs before its part is kept (its hash node), counted against the bound.
   static constexpr size_t kIntsPerPart = 32;

@@ -97,8 +97,8 @@ class Router {
   const Route* Find(VertexId src, VertexId dst);
 
   size_t cached_pairs() const { return cached_pairs_; }
-  // How many of the cached routes were spliced from a search shared with other pairs (see
-  // routing.h's header comment) rather than searched on their own.
+  // How many of the cached routes were spliced from a search shared with other pairs
+  // (Router::Share in routing.cc) rather than searched on their own.
   size_t shared_routes() const;
   const Cluster& cluster() const { return cluster_; }
 
