@@ -1,9 +1,11 @@
-// Topology benchmarks: building a 128-node DGX-H100 fat-tree cluster, and routing between
-// random GPU pairs without and with the Router's cache. Items/s = clusters built or routes
-// returned per second. Fixed seeds, so every run asks for the same pairs.
+// Topology benchmarks: building a 128-node DGX-H100 fat-tree cluster, routing between random
+// GPU pairs without and with the Router's cache, and a Router's first look-ups of an
+// all-to-all's NIC pairs. Items/s = clusters built or routes returned per second. Fixed
+// seeds, so every run asks for the same pairs.
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -82,6 +84,35 @@ void BM_RouteCached(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_RouteCached)->Arg(128);
+
+// A fresh Router asked once for every ordered pair of the 64 NICs of 8 nodes, one node per
+// leaf (nodes 0, 16, ..., 112 of the 128-node fat tree, 4 nodes a leaf): the NIC-to-NIC legs
+// of an expert-parallel all-to-all over 64 GPUs, every pair crossing the spines, 64 pairs
+// per pair of leaves. Includes the Router's construction. Items/s = routes.
+void BM_RouterAllToAll(benchmark::State& state) {
+  StatusOr<Cluster> c = BuildCluster(FatTreeSpec(static_cast<int>(state.range(0))));
+  if (!c.ok()) {
+    state.SkipWithError(c.status().message().c_str());
+    return;
+  }
+  std::vector<VertexId> nics;
+  for (int node = 0; node < c->spec().nodes; node += c->spec().nodes / 8) {
+    for (int j = 0; j < c->spec().node.nics; ++j) {
+      nics.push_back(*c->FindVertex("node" + std::to_string(node) + "/nic" + std::to_string(j)));
+    }
+  }
+  for (auto _ : state) {
+    Router router(*c);
+    for (VertexId a : nics) {
+      for (VertexId b : nics) {
+        if (a != b) benchmark::DoNotOptimize(router.Find(a, b));
+      }
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(nics.size()) *
+                          static_cast<int64_t>(nics.size() - 1));
+}
+BENCHMARK(BM_RouterAllToAll)->Arg(128)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace placesim::topology

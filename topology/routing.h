@@ -45,10 +45,10 @@
 #define PLACESIM_TOPOLOGY_ROUTING_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "base/units.h"
@@ -77,9 +77,12 @@ std::optional<Route> FindRoute(const Cluster& cluster, VertexId src, VertexId ds
 // reference the tests compare FindRoute with. Same contract as FindRoute.
 std::optional<Route> FindRouteExhaustive(const Cluster& cluster, VertexId src, VertexId dst);
 
-// Caches routes per (src, dst) pair and reuses its search buffers between uncached look-ups.
-// Memory grows with the number of distinct pairs asked for (a route of h hops costs about
-// 4h + 100 bytes). The cluster must outlive the Router.
+// Caches routes per (src, dst) pair and reuses its search buffers between uncached look-ups;
+// pairs on two nodes whose routes cross the fabric between the same two switches share the
+// search of the fabric part (Router::Share in routing.cc, which proves the routes the same as
+// FindRoute's). Memory grows with the number of distinct pairs asked for (a route of h hops
+// costs about 4h + 100 bytes), plus at most 64 MiB of shared searches. A look-up of a cached
+// pair costs one hash probe. The cluster must outlive the Router.
 // Thread-safety: not thread-safe (Find mutates the cache); use one Router per thread.
 class Router {
  public:
@@ -93,15 +96,30 @@ class Router {
   // REQUIRES: src and dst are valid vertices of the cluster.
   const Route* Find(VertexId src, VertexId dst);
 
-  size_t cached_pairs() const { return cache_.size(); }
+  size_t cached_pairs() const { return cached_pairs_; }
+  // How many of the cached routes were spliced from a search shared with other pairs
+  // (Router::Share in routing.cc) rather than searched on their own.
+  size_t shared_routes() const;
   const Cluster& cluster() const { return cluster_; }
 
   class Search;  // search buffers, defined in routing.cc
+  class Share;   // searches shared between pairs, defined in routing.cc
 
  private:
   const Cluster& cluster_;
   std::unique_ptr<Search> search_;
-  std::unordered_map<uint64_t, std::unique_ptr<Route>> cache_;  // null = unreachable
+  std::unique_ptr<Share> share_;  // uses *search_
+  // The cache: an open-addressing table of (src, dst) keys, linear probing, at most half
+  // full, pointing into routes_ (null = unreachable); a deque, so the pointers stay valid as
+  // it grows. A look-up reads one slot and the route, not a bucket, a node and the route.
+  struct Slot {
+    uint64_t key;
+    const Route* route;
+  };
+  void GrowCache();
+  std::vector<Slot> slots_;
+  std::deque<Route> routes_;
+  size_t cached_pairs_ = 0;
 };
 
 }  // namespace placesim::topology

@@ -227,24 +227,28 @@ TEST(Ecmp, AGpuSpreadsTrafficToAnotherNodeOverBothNicsItCanReach) {
   EXPECT_EQ(first_nics, (std::set<std::string>{"node0/nic0", "node0/nic1"}));
 }
 
-// The transit-free first pass of the search must give exactly the route of the full search
+// The transit-free first pass of the search, and the Router's searches shared between pairs
+// behind the same two fabric switches, must give exactly the route of the full search
 // (routing.h), for every ordered pair of vertices of each built fabric, on an explicit graph
 // whose routes relay through GPUs, and on an oversubscribed fat tree where the ECMP choice
-// depends on the costs of the neighbours of the path.
-void ExpectSameRoutesAsExhaustiveSearch(const Cluster& c) {
+// depends on the costs of the neighbours of the path. Returns how many routes the Router
+// spliced from shared searches.
+size_t ExpectSameRoutesAsExhaustiveSearch(const Cluster& c) {
   Router router(c);
   for (int s = 0; s < c.num_vertices(); ++s) {
     for (int d = 0; d < c.num_vertices(); ++d) {
       const Route* fast = router.Find(VertexId{s}, VertexId{d});
       std::optional<Route> full = FindRouteExhaustive(c, VertexId{s}, VertexId{d});
-      ASSERT_EQ(fast != nullptr, full.has_value())
+      EXPECT_EQ(fast != nullptr, full.has_value())
           << c.vertex(VertexId{s}).name << " -> " << c.vertex(VertexId{d}).name;
-      if (fast == nullptr) continue;
+      if (fast == nullptr || !full.has_value()) continue;
       EXPECT_EQ(fast->links, full->links)
           << c.vertex(VertexId{s}).name << " -> " << c.vertex(VertexId{d}).name;
       EXPECT_EQ(fast->latency, full->latency);
+      EXPECT_EQ(fast->bottleneck, full->bottleneck);
     }
   }
+  return router.shared_routes();
 }
 
 TEST(Routing, FirstPassFindsTheRoutesOfTheFullSearch) {
@@ -276,6 +280,44 @@ TEST(Routing, FirstPassFindsTheRoutesOfTheFullSearch) {
                 {"b", "h", LinkKind::kPcie, GBps(32), Microseconds(1)},
                 {"c", "s", LinkKind::kPcie, GBps(32), Microseconds(1)}};
   ExpectSameRoutesAsExhaustiveSearch(MustBuild(line));
+}
+
+// Pairs on different nodes share the fabric part of their search (Router::Share in
+// routing.cc) where a vertex has one fewest-hop way out of (into) its node and no relay path
+// crosses a node: the DGX-H100's NIC per PCIe switch, on fat trees with several leaves (radix
+// 16: a leaf holds 8 NICs, one node), 1:1 and 3:1, rail-optimized fabrics and three-tier Clos
+// fabrics, and a node with fewer NICs than GPUs. Every fabric is compared pair by pair with
+// the full search, and must have shared some routes where it can.
+TEST(Routing, SharedSearchesFindTheRoutesOfTheFullSearch) {
+  EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(
+                MustBuild(DgxH100Spec(4, FabricKind::kFatTree, 1.0, /*radix=*/16))),
+            0u);
+  EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(
+                MustBuild(DgxH100Spec(5, FabricKind::kFatTree, 3.0, /*radix=*/16))),
+            0u);
+  EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(
+                MustBuild(DgxH100Spec(4, FabricKind::kRailOptimized, 1.0, /*radix=*/16))),
+            0u);
+  ClusterSpec clos = DgxH100Spec(5, FabricKind::kClos, 1.0, /*radix=*/16);
+  clos.fabric.pod_nodes = 2;
+  clos.fabric.pod_oversubscription = 4.0;
+  EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(MustBuild(clos)), 0u);
+  // DGX-A100 on a fat tree (radix 32: a leaf holds 16 NICs, two nodes): a PCIe switch's two
+  // NICs reach one leaf, so a NIC's fewest-hop way out is its own cable and NIC pairs share,
+  // while a GPU has two equal ways out (through either NIC) and is searched pair by pair.
+  ClusterSpec a100 = DgxH100Spec(4, FabricKind::kFatTree, 1.0, /*radix=*/32);
+  a100.node = *FindNodePreset("DGX-A100");
+  EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(MustBuild(a100)), 0u);
+  // On rails the two NICs of a PCIe switch reach two leaves: a relay path across the node,
+  // so no pair on it shares.
+  a100.fabric.kind = FabricKind::kRailOptimized;
+  a100.fabric.switch_radix = 16;
+  EXPECT_EQ(ExpectSameRoutesAsExhaustiveSearch(MustBuild(a100)), 0u);
+  // Four NICs for eight GPUs on four PCIe switches: two GPUs and one NIC per switch.
+  ClusterSpec shared_nic = DgxH100Spec(3, FabricKind::kFatTree, 1.0, /*radix=*/16);
+  shared_nic.node.nics = 4;
+  shared_nic.node.pcie_switches = 4;
+  EXPECT_GT(ExpectSameRoutesAsExhaustiveSearch(MustBuild(shared_nic)), 0u);
 }
 
 }  // namespace
