@@ -11,7 +11,8 @@
 // load). The phase keeps the distinct (latency, bottleneck) pairs of its flows, so that time
 // costs O(distinct routes), not O(flows).
 //
-// Thread-safety: plain values and pure functions.
+// Thread-safety: plain values and pure functions, except CommPhase::link_counts, a cache the
+// analytic network fills on a phase's first use: a phase belongs to one run (one thread).
 #ifndef PLACESIM_SIM_NETWORK_PHASE_H_
 #define PLACESIM_SIM_NETWORK_PHASE_H_
 
@@ -47,6 +48,10 @@ struct CommPhase {
   int64_t analytic_num = 0;  // the same as num / den unless an algorithm states otherwise
   int64_t analytic_den = 0;
   int64_t steps = 1;
+  // Each link the flows cross, with the number of flows crossing it, in first-crossing order:
+  // empty until the analytic network first starts the phase, then a cache of `flows`, so
+  // later starts of a shared plan cost its distinct links, not every crossing again.
+  mutable std::vector<std::pair<LinkIndex, uint32_t>> link_counts;
 };
 
 // The bytes each flow of `ph` carries: S x num / den, or size.bytes when den == 0. Exact for

@@ -1,7 +1,8 @@
 // The "analytic" network model: alpha-beta per flow, no contention (Hockney 1994). A phase
 // takes the longest of its flows alone, AlphaBetaTime(route bottleneck, steps x route latency,
 // the phase's analytic bytes), and a transfer the sum of its phases, known when it starts; so
-// the model has no events of its own and costs O(distinct routes) per transfer.
+// the model has no events of its own and costs O(distinct routes + distinct links) per transfer
+// (a phase's crossings are counted once, on its first start).
 // Link statistics: every flow adds its bytes to each link of its route and bytes / the link's
 // bandwidth (rounded up to the picosecond per flow) to its busy time (so utilisation is the load a
 // step puts on the link, which may exceed 1 where flows would have contended); the peak is the most
@@ -32,27 +33,36 @@ class AnalyticNetwork final : public Network {
                                 TransferSize size, uint64_t /*tag*/) override {
     for (const CommPhase& ph : phases) {
       // Every flow of a phase carries the same bytes, so a link crossed by c of them gains c
-      // times one flow's bytes and drain time: counted first, charged once per link (the
-      // same integers as charging each crossing, without a division per crossing).
+      // times one flow's bytes and drain time: counted once per phase (its link_counts, kept
+      // for the plan's later starts), charged once per link (the same integers as charging
+      // each crossing, without a division per crossing).
+      if (ph.link_counts.empty()) CountLinks(ph);
       const Bytes bytes = PhaseBytes(ph, size);
-      for (const FlowPath& p : ph.flows) {
-        for (LinkIndex l : p.links) {
-          if (scratch_[l]++ == 0) touched_.push_back(l);
-        }
-      }
-      for (LinkIndex l : touched_) {
-        const uint32_t c = scratch_[l];
+      for (const auto& [l, c] : ph.link_counts) {
         const Duration drain = DrainTime(static_cast<double>(bytes.count()), bandwidth_[l]);
         bytes_[l] += static_cast<int64_t>(c) * bytes.count();
         busy_ps_[l] = drain == Duration::Max()
                           ? Duration::Max().picoseconds()
                           : busy_ps_[l] + static_cast<int64_t>(c) * drain.picoseconds();
         peak_[l] = std::max(peak_[l], c);
-        scratch_[l] = 0;
       }
-      touched_.clear();
     }
     return AnalyticTime(phases, size);
+  }
+
+  // Fills ph.link_counts from its flows. O(crossings).
+  void CountLinks(const CommPhase& ph) {
+    for (const FlowPath& p : ph.flows) {
+      for (LinkIndex l : p.links) {
+        if (scratch_[l]++ == 0) touched_.push_back(l);
+      }
+    }
+    ph.link_counts.reserve(touched_.size());
+    for (LinkIndex l : touched_) {
+      ph.link_counts.emplace_back(l, scratch_[l]);
+      scratch_[l] = 0;
+    }
+    touched_.clear();
   }
 
   SimTime NextEventTime() override { return SimTime::Max(); }
