@@ -353,7 +353,15 @@ void FlowNetwork::Activate(uint32_t slot) {
     Link& link = links_[hops_[h].link];
     if (link.count > 0) {
       lone = false;
-      if (link.count == 1) flows_[Crossings(link)[0].slot].lone = false;
+      if (link.count == 1) {
+        const uint32_t other = Crossings(link)[0].slot;
+        if (flows_[other].lone) {
+          flows_[other].lone = false;
+          // A seed in the same component as this flow's, so it is never solved twice; it
+          // lets Settle fetch the other flow's chain ahead as it does this one's.
+          dirty_links_.push_back(Seed{hops_[h].link, other});
+        }
+      }
     } else {
       link.busy_since_ps = now_ps_;
     }
@@ -366,7 +374,7 @@ void FlowNetwork::Activate(uint32_t slot) {
     lone_flows_.push_back(LoneFlow{slot, bottleneck});
   } else {
     // One seed suffices: all of the flow's links now lie in one component.
-    dirty_links_.push_back(hops_[f.hop_first].link);
+    dirty_links_.push_back(Seed{hops_[f.hop_first].link, slot});
   }
 }
 
@@ -384,7 +392,7 @@ void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
       link.busy_ps += now_ps_ - link.busy_since_ps;
     } else {
       // Every link still crossed is a seed: removing the flow may split its component.
-      dirty_links_.push_back(hop.link);
+      dirty_links_.push_back(Seed{hop.link, slot});
     }
   }
   if (f.bucket != kNoBucket) {
@@ -426,11 +434,21 @@ void FlowNetwork::Settle() {
     ++epoch_;
     const uint64_t pass_epoch = epoch_;
     for (size_t i = 0; i < dirty_links_.size(); ++i) {
-      const Link& seed = links_[dirty_links_[i]];
+      // Past a few thousand GPUs most components are a few flows that share a link, and each
+      // search starts with a chain of misses (the seed, its flows' marks, records, hops and
+      // links): the chains of the seeds ahead are fetched in stages, through the flow that
+      // dirtied each seed, whose route holds the seed and is most of a small component.
+      if (deep_prefetch_) {
+        PrefetchAhead(i, dirty_links_.size(), [this](size_t k) { return dirty_links_[k].slot; });
+        if (i + 3 * kPrefetchDistance < dirty_links_.size()) {
+          __builtin_prefetch(&scratch_[dirty_links_[i + 3 * kPrefetchDistance].slot], /*rw=*/1);
+        }
+      }
+      const Link& seed = links_[dirty_links_[i].link];
       if (seed.seen_epoch >= pass_epoch) continue;
       // A link that no transfer crosses any more (its last flow left) has no component to solve.
       if (seed.count == 0) continue;
-      SolveComponent(dirty_links_[i]);
+      SolveComponent(dirty_links_[i].link);
     }
     dirty_links_.clear();
   }
@@ -494,6 +512,7 @@ void FlowNetwork::CollectComponent(LinkIndex seed, uint64_t epoch) {
         Link& next = links_[l];
         if (next.seen_epoch == epoch) continue;
         next.seen_epoch = epoch;
+        if (deep_prefetch_) __builtin_prefetch(&residual_[l], /*rw=*/1);  // for the filling
         comp_links_.push_back(l);
       }
     }

@@ -270,6 +270,10 @@ class FlowNetwork {
     uint64_t seen_epoch = 0;
     uint64_t fixed_epoch = 0;
   };
+  struct Seed {  // a link whose component must be re-solved, and the flow that dirtied it
+    LinkIndex link;
+    uint32_t slot;  // a cache hint only: the flow may have left since
+  };
   struct LoneFlow {  // a flow activated alone, and its route's bottleneck
     uint32_t slot;
     double rate;
@@ -331,7 +335,7 @@ class FlowNetwork {
   internal::TimeBuckets<Pending> activations_;
   internal::TimeBuckets<Pending> completions_;  // lazily invalidated (see Flow::version)
   std::vector<FlowCompletion> done_;            // completed, not yet reported
-  std::vector<LinkIndex> dirty_links_;
+  std::vector<Seed> dirty_links_;
   std::vector<LoneFlow> lone_flows_;   // activated alone since the last Settle (see Flow::lone)
   std::vector<Pending> batch_;         // scratch: completions at one instant
   std::vector<uint32_t> activating_;   // scratch: latency ends at one instant
