@@ -113,6 +113,12 @@ Bandwidth FlowNetwork::RouteBottleneck(std::span<const LinkIndex> route) const {
 
 FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes size, uint64_t tag,
                           Duration extra_latency) {
+  return StartWithLatency(now, route, RouteLatency(route), size, tag, extra_latency);
+}
+
+FlowId FlowNetwork::StartWithLatency(SimTime now, std::span<const LinkIndex> route,
+                                     Duration route_latency, Bytes size, uint64_t tag,
+                                     Duration extra_latency) {
   PLACESIM_CHECK(now.picoseconds() >= now_ps_);
   PLACESIM_CHECK(size >= Bytes::Zero());
   PLACESIM_CHECK(extra_latency >= Duration::Zero());
@@ -131,49 +137,56 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
     PLACESIM_CHECK(flows_.size() < std::numeric_limits<uint32_t>::max());
     slot = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    scratch_.emplace_back();
+    tags_.emplace_back();
   }
   Flow& f = flows_[slot];
-  if (route.size() > f.hop_capacity) {
+  const size_t hop_capacity = f.hop_capacity_log2 == 0 ? 0 : size_t{1} << (f.hop_capacity_log2 - 1);
+  if (route.size() > hop_capacity) {
     // A fresh range for the slot; its old one is abandoned. Capacities are powers of two, so a
     // slot moves at most log2(longest route) times and hops_ stays within twice what it needs.
     const size_t capacity = std::bit_ceil(route.size());
     PLACESIM_CHECK(hops_.size() + capacity < kNoHop);
     f.hop_first = static_cast<uint32_t>(hops_.size());
-    f.hop_capacity = static_cast<uint32_t>(capacity);
+    f.hop_capacity_log2 = static_cast<uint8_t>(std::bit_width(capacity));
     hops_.resize(hops_.size() + capacity);
   }
   f.hop_count = static_cast<uint32_t>(route.size());
-  int64_t latency_ps = extra_latency.picoseconds();
+  // Saturating sums of non-negative terms do not depend on their order: this is the sum of
+  // extra_latency and every link's latency, as Start() would add them one by one.
+  PLACESIM_DCHECK(route_latency == RouteLatency(route));
+  const int64_t latency_ps =
+      SaturatingAdd(extra_latency.picoseconds(), route_latency.picoseconds());
   Hop* hop = &hops_[f.hop_first];
   for (LinkIndex l : route) {
     PLACESIM_CHECK(l < links_.size());
     *hop++ = Hop{l, 0};
-    latency_ps = SaturatingAdd(latency_ps, latency_ps_[l]);
   }
   f.size = size.count();
   f.remaining = static_cast<double>(f.size);
   f.rate = 0;
   f.updated_ps = now_ps_;
   f.start_seq = next_start_seq_++;
-  f.tag = tag;
-  f.completion_bucket = kNoBucket;
+  tags_[slot] = tag;
   f.lone = false;
   f.phase = Phase::kLatency;
   ++live_flows_;
 
   const int64_t active_ps = SaturatingAdd(now_ps_, latency_ps);
   if (active_ps == kMaxPs) time_overflowed_ = true;
-  f.activation_bucket = activations_.Push(Pending{active_ps, f.start_seq, slot, 0});
+  f.bucket = activations_.Push(Pending{active_ps, f.start_seq, slot, 0});
   ++version_;
   return FlowId{MakeId(f.generation, slot)};
 }
 
 void FlowNetwork::PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const {
   if (!deep_prefetch_) return;
-  for (LinkIndex l : route) {
-    if (l < latency_ps_.size()) __builtin_prefetch(&latency_ps_[l]);
+  if (!route.empty()) __builtin_prefetch(route.data());
+  if (ahead < free_slots_.size()) {
+    const uint32_t slot = free_slots_[free_slots_.size() - 1 - ahead];
+    PrefetchFlow(slot);
+    __builtin_prefetch(&tags_[slot], /*rw=*/1);
   }
-  if (ahead < free_slots_.size()) PrefetchFlow(free_slots_[free_slots_.size() - 1 - ahead]);
 }
 
 bool FlowNetwork::IsStaleActivation(const Pending& p) const {
@@ -183,7 +196,7 @@ bool FlowNetwork::IsStaleActivation(const Pending& p) const {
 
 bool FlowNetwork::IsStale(const Pending& p) const {
   const Flow& f = flows_[p.slot];
-  return f.phase != Phase::kTransfer || f.version != p.version || f.completion_bucket == kNoBucket;
+  return f.phase != Phase::kTransfer || f.version != p.version || f.bucket == kNoBucket;
 }
 
 int64_t FlowNetwork::NextInternalEventPs() {
@@ -227,7 +240,7 @@ void FlowNetwork::TakeDueCompletions() {
     }
     const Pending& p = popped_[i];
     if (IsStale(p)) continue;
-    flows_[p.slot].completion_bucket = kNoBucket;
+    flows_[p.slot].bucket = kNoBucket;
     batch_.push_back(p);
   }
   SortByStart(batch_);
@@ -246,7 +259,7 @@ void FlowNetwork::TakeDueActivations() {
     const Pending& p = popped_[i];
     if (IsStaleActivation(p)) continue;  // cancelled
     Flow& f = flows_[p.slot];
-    f.activation_bucket = kNoBucket;
+    f.bucket = kNoBucket;
     if (f.size == 0 || f.hop_count == 0) {
       batch_.push_back(p);  // nothing to transfer: done when the first byte would arrive
     } else {
@@ -257,9 +270,7 @@ void FlowNetwork::TakeDueActivations() {
 
 void FlowNetwork::PrefetchFlow(uint32_t slot) const {
   if (!deep_prefetch_) return;
-  const char* record = reinterpret_cast<const char*>(&flows_[slot]);
-  __builtin_prefetch(record, /*rw=*/1);
-  __builtin_prefetch(record + sizeof(Flow) - 1, /*rw=*/1);
+  __builtin_prefetch(&flows_[slot], /*rw=*/1);
 }
 
 void FlowNetwork::PrefetchHops(uint32_t slot) const {
@@ -342,7 +353,15 @@ void FlowNetwork::Activate(uint32_t slot) {
     Link& link = links_[hops_[h].link];
     if (link.count > 0) {
       lone = false;
-      if (link.count == 1) flows_[Crossings(link)[0].slot].lone = false;
+      if (link.count == 1) {
+        const uint32_t other = Crossings(link)[0].slot;
+        if (flows_[other].lone) {
+          flows_[other].lone = false;
+          // A seed in the same component as this flow's, so it is never solved twice; it
+          // lets Settle fetch the other flow's chain ahead as it does this one's.
+          dirty_links_.push_back(Seed{hops_[h].link, other});
+        }
+      }
     } else {
       link.busy_since_ps = now_ps_;
     }
@@ -352,11 +371,10 @@ void FlowNetwork::Activate(uint32_t slot) {
   }
   f.lone = lone;
   if (lone) {
-    f.solved_rate = bottleneck;
-    lone_flows_.push_back(slot);
+    lone_flows_.push_back(LoneFlow{slot, bottleneck});
   } else {
     // One seed suffices: all of the flow's links now lie in one component.
-    dirty_links_.push_back(hops_[f.hop_first].link);
+    dirty_links_.push_back(Seed{hops_[f.hop_first].link, slot});
   }
 }
 
@@ -374,14 +392,12 @@ void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
       link.busy_ps += now_ps_ - link.busy_since_ps;
     } else {
       // Every link still crossed is a seed: removing the flow may split its component.
-      dirty_links_.push_back(hop.link);
+      dirty_links_.push_back(Seed{hop.link, slot});
     }
   }
-  if (f.completion_bucket != kNoBucket) completions_.Kill(f.completion_bucket);
-  f.completion_bucket = kNoBucket;
-  if (f.activation_bucket != kNoBucket) {
-    activations_.Kill(f.activation_bucket);
-    f.activation_bucket = kNoBucket;
+  if (f.bucket != kNoBucket) {
+    (f.phase == Phase::kLatency ? activations_ : completions_).Kill(f.bucket);
+    f.bucket = kNoBucket;
   }
   f.lone = false;
   f.phase = Phase::kFree;
@@ -398,8 +414,8 @@ void FlowNetwork::Leave(uint32_t slot, bool count_bytes) {
 
 void FlowNetwork::Complete(uint32_t slot) {
   const Flow& f = flows_[slot];
-  done_.push_back(
-      FlowCompletion{FlowId{MakeId(f.generation, slot)}, f.tag, SimTime::Picoseconds(now_ps_)});
+  done_.push_back(FlowCompletion{FlowId{MakeId(f.generation, slot)}, tags_[slot],
+                                 SimTime::Picoseconds(now_ps_)});
   Leave(slot, /*count_bytes=*/true);
 }
 
@@ -418,11 +434,21 @@ void FlowNetwork::Settle() {
     ++epoch_;
     const uint64_t pass_epoch = epoch_;
     for (size_t i = 0; i < dirty_links_.size(); ++i) {
-      const Link& seed = links_[dirty_links_[i]];
+      // Past a few thousand GPUs most components are a few flows that share a link, and each
+      // search starts with a chain of misses (the seed, its flows' marks, records, hops and
+      // links): the chains of the seeds ahead are fetched in stages, through the flow that
+      // dirtied each seed, whose route holds the seed and is most of a small component.
+      if (deep_prefetch_) {
+        PrefetchAhead(i, dirty_links_.size(), [this](size_t k) { return dirty_links_[k].slot; });
+        if (i + 3 * kPrefetchDistance < dirty_links_.size()) {
+          __builtin_prefetch(&scratch_[dirty_links_[i + 3 * kPrefetchDistance].slot], /*rw=*/1);
+        }
+      }
+      const Link& seed = links_[dirty_links_[i].link];
       if (seed.seen_epoch >= pass_epoch) continue;
       // A link that no transfer crosses any more (its last flow left) has no component to solve.
       if (seed.count == 0) continue;
-      SolveComponent(dirty_links_[i]);
+      SolveComponent(dirty_links_[i].link);
     }
     dirty_links_.clear();
   }
@@ -431,9 +457,9 @@ void FlowNetwork::Settle() {
   // least capacity of its route in one round, exactly the bottleneck Activate recorded.
   for (size_t i = 0; i < lone_flows_.size(); ++i) {
     if (deep_prefetch_ && i + kPrefetchDistance < lone_flows_.size()) {
-      PrefetchFlow(lone_flows_[i + kPrefetchDistance]);
+      PrefetchFlow(lone_flows_[i + kPrefetchDistance].slot);
     }
-    const uint32_t slot = lone_flows_[i];
+    const uint32_t slot = lone_flows_[i].slot;
     Flow& f = flows_[slot];
     if (!f.lone || f.phase != Phase::kTransfer) continue;
     f.lone = false;
@@ -442,7 +468,7 @@ void FlowNetwork::Settle() {
     solver_stats_.links_solved += f.hop_count;
     solver_stats_.last_component_flows = 1;
     solver_stats_.last_component_links = f.hop_count;
-    ApplyRate(slot, f.solved_rate);
+    ApplyRate(slot, lone_flows_[i].rate);
   }
   lone_flows_.clear();
 }
@@ -460,10 +486,10 @@ void FlowNetwork::SolveComponent(LinkIndex seed) {
   FillProgressively(epoch);
   // Apply: only flows whose rate changed are progressed and get a new completion time.
   for (uint32_t slot : comp_flows_) {
-    Flow& f = flows_[slot];
-    PLACESIM_DCHECK(f.fixed_epoch == epoch && f.solved_rate > 0);
-    f.lone = false;
-    ApplyRate(slot, f.solved_rate);
+    const FlowScratch& x = scratch_[slot];
+    PLACESIM_DCHECK(x.fixed_epoch == epoch && x.solved_rate > 0);
+    flows_[slot].lone = false;
+    ApplyRate(slot, x.solved_rate);
   }
 }
 
@@ -476,15 +502,17 @@ void FlowNetwork::CollectComponent(LinkIndex seed, uint64_t epoch) {
   for (size_t i = 0; i < comp_links_.size(); ++i) {
     for (const Crossing& c : Crossings(links_[comp_links_[i]])) {
       const uint32_t slot = c.slot;
-      Flow& f = flows_[slot];
-      if (f.seen_epoch == epoch) continue;
-      f.seen_epoch = epoch;
+      FlowScratch& x = scratch_[slot];
+      if (x.seen_epoch == epoch) continue;
+      x.seen_epoch = epoch;
       comp_flows_.push_back(slot);
+      const Flow& f = flows_[slot];
       for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
         const LinkIndex l = hops_[h].link;
         Link& next = links_[l];
         if (next.seen_epoch == epoch) continue;
         next.seen_epoch = epoch;
+        if (deep_prefetch_) __builtin_prefetch(&residual_[l], /*rw=*/1);  // for the filling
         comp_links_.push_back(l);
       }
     }
@@ -526,10 +554,11 @@ void FlowNetwork::FillProgressively(uint64_t epoch) {
     }
     const double s = current;
     for (const Crossing& c : Crossings(bottleneck)) {
-      Flow& f = flows_[c.slot];
-      if (f.fixed_epoch == epoch) continue;
-      f.fixed_epoch = epoch;
-      f.solved_rate = s;
+      FlowScratch& x = scratch_[c.slot];
+      if (x.fixed_epoch == epoch) continue;
+      x.fixed_epoch = epoch;
+      x.solved_rate = s;
+      const Flow& f = flows_[c.slot];
       for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
         const LinkIndex l = hops_[h].link;
         residual_[l] = std::max(0.0, residual_[l] - s);
@@ -557,9 +586,9 @@ void FlowNetwork::ApplyRate(uint32_t slot, double rate) {
 
 void FlowNetwork::PushCompletion(uint32_t slot, int64_t finish_ps) {
   Flow& f = flows_[slot];
-  if (f.completion_bucket != kNoBucket) completions_.Kill(f.completion_bucket);
+  if (f.bucket != kNoBucket) completions_.Kill(f.bucket);
   ++f.version;
-  f.completion_bucket = completions_.Push(Pending{finish_ps, f.start_seq, slot, f.version});
+  f.bucket = completions_.Push(Pending{finish_ps, f.start_seq, slot, f.version});
   // Drop stale entries once they are the majority, keeping the queue O(live flows).
   if (completions_.dead() > 64 && completions_.dead() * 2 > completions_.size()) {
     completions_.Compact([this](const Pending& p) { return IsStale(p); });

@@ -45,12 +45,13 @@
 // instant that joins one of its links makes it an ordinary seed again.
 //
 // Cost. Past a few thousand GPUs the link and flow tables outgrow the caches and a flow event
-// costs about one memory load per link of its route; links are one cache line each holding a
-// lone crossing inline, hops are pooled per flow slot (no allocation per flow), the flows of
-// one instant are processed as a batch whose records, hops and links are prefetched ahead in
-// three stages (each stage reads what the one before fetched), starting a phase's flows fetches
-// the next flows' link latencies and records, and the pending events are bucketed by time
-// (internal/time_buckets.h), so an instant leaves the queue at once.
+// costs about one memory load per link of its route; links and flow records are one cache line
+// each (a link holding a lone crossing inline), hops are pooled per flow slot (no allocation
+// per flow), the flows of one instant are processed as a batch whose records, hops and links
+// are prefetched ahead in three stages (each stage reads what the one before fetched), a
+// caller that knows a route's latency passes it (StartWithLatency) rather than have the links
+// read, starting a phase's flows fetches the next flows' routes and records, and the pending
+// events are bucketed by time (internal/time_buckets.h), so an instant leaves the queue at once.
 //
 // Time and exactness. Time is integer picoseconds. Progress is computed lazily per flow: a flow
 // stores (remaining bytes at its last rate change, the time of that change, its rate), and its
@@ -141,10 +142,17 @@ class FlowNetwork {
   // AdvanceTo. Complexity: O(route length) plus O(log n); the re-solve is deferred.
   FlowId Start(SimTime now, std::span<const LinkIndex> route, Bytes size, uint64_t tag = 0,
                Duration extra_latency = Duration::Zero());
+  // Start() for a caller that already holds the route's latency (a FlowPath carries it): the
+  // same flow, the same times, without reading the links' latencies, which past a few thousand
+  // GPUs are one cache miss per link. REQUIRES: route_latency == RouteLatency(route) (checked
+  // in debug builds), and Start()'s requirements.
+  FlowId StartWithLatency(SimTime now, std::span<const LinkIndex> route, Duration route_latency,
+                          Bytes size, uint64_t tag = 0, Duration extra_latency = Duration::Zero());
 
   // A cache hint, no effect on the model: fetches what the Start() that comes `ahead` calls
-  // from now will read for `route` (its links' latencies and the flow record it will take), so
-  // that a caller starting a batch of flows can overlap their misses. O(route length).
+  // from now will read for `route` (the route itself and the flow record and tag it will
+  // take), so that a caller starting a batch of flows can overlap their misses.
+  // O(route length).
   void PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const;
   // Whether PrefetchStart (and the network's own record and hop prefetches) do anything: only
   // when the link table is past the caches. A caller may skip PrefetchStart when false.
@@ -231,28 +239,44 @@ class FlowNetwork {
     uint32_t unfixed = 0;  // solver scratch
   };
   static_assert(sizeof(Link) == 64);
-  struct Flow {
+  // What every flow event reads, in one cache line (the records are aligned): the solver's
+  // scratch (FlowScratch) and the tag live apart, since a lone flow never needs the first and
+  // only its completion reads the second.
+  struct alignas(64) Flow {
     double remaining = 0;  // bytes left at updated_ps
     double rate = 0;       // bytes/s
-    double solved_rate = 0;
     int64_t updated_ps = 0;
     int64_t size = 0;
     uint64_t start_seq = 0;
-    uint64_t tag = 0;
-    uint64_t seen_epoch = 0;
-    uint64_t fixed_epoch = 0;
     uint32_t hop_first = 0;  // its hops: hops_[hop_first, hop_first + hop_count)
     uint32_t hop_count = 0;
-    uint32_t hop_capacity = 0;  // hops_ reserved for the slot, reused by its next flows
     uint32_t generation = 0;
     uint32_t version = 0;  // invalidates stale completion-heap entries
-    // The buckets of its live entries in activations_ / completions_, kNoBucket when none.
-    uint32_t activation_bucket = kNoBucket;
-    uint32_t completion_bucket = kNoBucket;
+    // The bucket of its live entry: in activations_ while in its latency phase, in
+    // completions_ while in transfer; kNoBucket when none.
+    uint32_t bucket = kNoBucket;
+    // hops_ reserved for the slot (reused by its next flows): 2^(hop_capacity_log2 - 1),
+    // none when 0.
+    uint8_t hop_capacity_log2 = 0;
     // Activated alone on every link of its route and not joined since: its max-min rate is
     // its route's bottleneck, solved without a component search (see Activate).
     bool lone = false;
     Phase phase = Phase::kFree;
+  };
+  static_assert(sizeof(Flow) == 64);
+  // The solver's marks and result for a flow of a component being solved.
+  struct FlowScratch {
+    double solved_rate = 0;
+    uint64_t seen_epoch = 0;
+    uint64_t fixed_epoch = 0;
+  };
+  struct Seed {  // a link whose component must be re-solved, and the flow that dirtied it
+    LinkIndex link;
+    uint32_t slot;  // a cache hint only: the flow may have left since
+  };
+  struct LoneFlow {  // a flow activated alone, and its route's bottleneck
+    uint32_t slot;
+    double rate;
   };
   struct Pending {  // an entry of the activation or completion heap
     int64_t time_ps;
@@ -301,6 +325,8 @@ class FlowNetwork {
   // Link latencies apart from links_, so that starting a flow reads a compact array.
   std::vector<int64_t> latency_ps_;
   std::vector<Flow> flows_;
+  std::vector<FlowScratch> scratch_;          // per slot, see FlowScratch
+  std::vector<uint64_t> tags_;                // per slot, the tag given to Start()
   std::vector<Hop> hops_;                     // every slot's hops, see Hop
   std::vector<std::vector<Crossing>> lists_;  // crossings of links crossed by several flows
   std::vector<uint32_t> free_lists_;
@@ -309,8 +335,8 @@ class FlowNetwork {
   internal::TimeBuckets<Pending> activations_;
   internal::TimeBuckets<Pending> completions_;  // lazily invalidated (see Flow::version)
   std::vector<FlowCompletion> done_;            // completed, not yet reported
-  std::vector<LinkIndex> dirty_links_;
-  std::vector<uint32_t> lone_flows_;   // activated alone since the last Settle (see Flow::lone)
+  std::vector<Seed> dirty_links_;
+  std::vector<LoneFlow> lone_flows_;   // activated alone since the last Settle (see Flow::lone)
   std::vector<Pending> batch_;         // scratch: completions at one instant
   std::vector<uint32_t> activating_;   // scratch: latency ends at one instant
   std::vector<Pending> popped_;        // scratch: entries taken from a queue

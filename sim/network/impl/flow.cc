@@ -89,7 +89,8 @@ class FlowModelNetwork final : public Network {
       // Saturates rather than wrapping negative; the network then reports the time overflow.
       const bool fits = extra_steps == 0 ||
                         p.latency.picoseconds() <= Duration::Max().picoseconds() / extra_steps;
-      net_.Start(now, p.links, bytes, slot, fits ? p.latency * extra_steps : Duration::Max());
+      net_.StartWithLatency(now, p.links, p.latency, bytes, slot,
+                            fits ? p.latency * extra_steps : Duration::Max());
     }
     return true;
   }
