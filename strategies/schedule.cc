@@ -35,11 +35,15 @@ FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset) {
   // Megatron-LM: DistributedDataParallelConfig.overlap_grad_reduce defaults to false
   // (megatron/core/distributed/distributed_data_parallel_config.py); finish_grad_sync then
   // reduces the gradient buffer after the last micro-batch's backward.
+  // Both block on their pipeline exchanges: Megatron-LM waits for its batch_isend_irecv and
+  // synchronizes (batch_p2p_comm, batch_p2p_sync default true in model_parallel_config.py);
+  // DeepSpeed's pipeline engine sends and receives synchronously (runtime/pipe/p2p.py).
   const bool megatron = strategy_preset == "megatron" || strategy_preset == "zero1";
-  if (megatron) return FrameworkOverheads{.overlap_grad_reduce = false};
+  if (megatron) return FrameworkOverheads{.overlap_grad_reduce = false, .blocking_p2p = true};
   if (!deepspeed) return FrameworkOverheads{};
   return FrameworkOverheads{.gather = GatherGranularity::kPerParameter,
-                            .overlap_grad_reduce = false};
+                            .overlap_grad_reduce = false,
+                            .blocking_p2p = true};
 }
 
 AnalyzeOptions ScheduleAnalyzeOptions(const ScheduleOptions& options) {

@@ -56,14 +56,21 @@ struct FrameworkOverheads {
   // reduce-scatter of sharded gradients, and replicated gradients are reduced after the
   // stage's last backward op (false).
   bool overlap_grad_reduce = true;
+  // Pipeline exchanges as rendezvous (Megatron-LM's batched isend / irecv, waited for;
+  // DeepSpeed's blocking send / recv): a pipeline send runs on the compute stream, its
+  // transfer starts once the receiving stage has reached its receive, and each stage's
+  // compute waits for every transfer posted with it. false: sends on the p2p stream as soon
+  // as their data is ready (PyTorch's own async p2p).
+  bool blocking_p2p = false;
 };
 
 // The defaults of the framework a strategy preset stands for: DeepSpeed for zero2, zero3,
 // zero-offload and zero-infinity* (per-parameter fetch under ZeRO-3; overlap_comm false, its
 // documented default); Megatron-LM for megatron and zero1 (its distributed optimizer;
-// overlap_grad_reduce false, its default: gradients reduced after the backward); PyTorch FSDP
-// and DDP for the others (one flat parameter per unit, gradient reduction on its own stream
-// during the backward). An unknown or "custom" name gets the latter. O(1).
+// overlap_grad_reduce false, its default: gradients reduced after the backward); both
+// frameworks' pipeline exchanges block (blocking_p2p); PyTorch FSDP and DDP for the others (one
+// flat parameter per unit, gradient reduction on its own stream during the backward). An unknown or
+// "custom" name gets the latter. O(1).
 FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset);
 
 struct ScheduleOptions {
@@ -91,6 +98,7 @@ struct ScheduleOptions {
   // Framework overheads; unset = FrameworkDefaults(strategy.name).
   std::optional<GatherGranularity> gather_granularity = std::nullopt;
   std::optional<bool> overlap_grad_reduce = std::nullopt;
+  std::optional<bool> blocking_p2p = std::nullopt;
 };
 
 // Whether `status` is BuildSchedules' refusal of a step over options.max_ops (and not another

@@ -41,6 +41,9 @@ struct SimulationSettings {
   // Gradient reduction beside the backward (true), or not (false: sharded gradients'
   // reduce-scatters waited for, replicated gradients reduced after the backward).
   std::optional<bool> overlap_grad_reduce;
+  // Pipeline exchanges as rendezvous that hold the compute stream (true), or sends on their
+  // own stream (false).
+  std::optional<bool> blocking_p2p;
   // Host time to issue one layer's kernels per pass; the GPU waits when they are shorter.
   Duration host_time_per_layer = Duration::Zero();
 };

@@ -66,6 +66,7 @@ ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) 
                                         : strategies::GatherGranularity::kPerUnit;
   }
   o.schedule.overlap_grad_reduce = settings.overlap_grad_reduce;
+  o.schedule.blocking_p2p = settings.blocking_p2p;
   o.host_time_per_layer = settings.host_time_per_layer;
   return o;
 }
@@ -130,6 +131,8 @@ struct Lane {
   // The op running on each stream (one at a time): its start.
   std::array<Duration, kNumStreams> started{};
   std::array<std::vector<std::pair<int64_t, int64_t>>, kNumStreams> intervals;
+  int32_t open_exchange = -1;   // the blocking exchange its stream waits on, if any
+  bool blocking_sends = false;  // it has pipeline sends in blocking exchanges
   MemoryTracker memory;
   std::vector<uint32_t> trace_pids;  // processes that receive its timeline
   Duration end;                      // when its last op so far finished
@@ -160,6 +163,7 @@ class Runner {
   Status SetupOps();
   void ChargeHostDispatch();
   Status SetupDeps();
+  Status SetupExchanges();
   Status SetupTrace();
   Status ResolveCollective(const Lane& lane, int32_t i);
   Status ResolveSend(const Lane& lane, int32_t i);
@@ -174,13 +178,25 @@ class Runner {
   void StartReady(Engine& engine);
   void PollLane(Engine& engine, Lane& lane);
   void StartOp(Engine& engine, Lane& lane, int32_t i);
+  // Starts op i's work (its transfers, or its own duration); counts its bytes and calls.
+  void Launch(Engine& engine, Lane& lane, int32_t i);
+  // Blocking exchanges (ops.h): posts exchange x when its sends' deps are done; returns
+  // whether it did. Each send starts once its receive's exchange is posted too.
+  bool TryPost(Engine& engine, Lane& lane, int32_t x);
+  bool IsBlockingSend(int32_t i) const {
+    return !exchange_of_.empty() && exchange_of_[static_cast<size_t>(i)] >= 0 &&
+           OpAt(i).kind == OpKind::kCollective;
+  }
+  void FinishBlockingSend(Engine& engine, int32_t i);
+  void ExchangeOpDone(int32_t x, Duration now);
+  std::string DeadlockMessage(const Lane& lane, size_t stream) const;
   // Op i's transfers end `transfer` from now; it finishes after its own duration beyond that.
   void ScheduleDone(Engine& engine, int32_t i, Duration transfer);
   void FinishOp(Engine& engine, int32_t i);
   // Op i finished: its successors lose a dep, and the lanes of those left with none get polled.
   void Release(int32_t i);
   void ArmNetwork(Engine& engine);
-  void TraceOp(const Lane& lane, int32_t i, Duration start, Duration end);
+  void TraceOp(const Lane& lane, int32_t i, Duration start, Duration end, Stream thread);
   std::vector<LinkKindStats> CollectLinkStats(Duration step_time) const;
 
   const topology::Cluster& cluster_;
@@ -224,6 +240,23 @@ class Runner {
     Duration timed_end;
   };
   std::map<int32_t, Pipelined> pipelined_;
+
+  // Blocking exchanges (empty when no pipeline send is on its program's stream): per op its
+  // exchange or -1, and for an exchange's send its receive and for its receive its send;
+  // each exchange's ops, in stream order, and its state.
+  struct Exchange {
+    uint32_t lane = 0;
+    uint8_t stream = 0;
+    int32_t begin = 0;  // its ops: exchange_ops_[begin, end)
+    int32_t end = 0;
+    int32_t left = 0;  // ops not finished since it was posted
+    bool posted = false;
+  };
+  std::vector<int32_t> exchange_of_;
+  std::vector<int32_t> partner_;
+  std::vector<int32_t> exchange_ops_;
+  std::vector<Exchange> exchanges_;
+  std::map<int32_t, Duration> send_started_;  // blocking sends in flight
   uint64_t armed_version_ = ~uint64_t{0};
   Duration armed_time_ = Duration::Max();
 
@@ -610,6 +643,76 @@ Status Runner::SetupDeps() {
           lane.offset + static_cast<int32_t>(j));
     }
   }
+  return SetupExchanges();
+}
+
+// A pipeline send is blocking when it runs on the compute stream (the stage's program), and a
+// receive when the send it matches is. Each stream's maximal runs of blocking ops are its
+// exchanges. Nothing is allocated when no send blocks.
+Status Runner::SetupExchanges() {
+  const auto blocking_send = [](const Op& op) {
+    return op.kind == OpKind::kCollective && op.collective == CollectiveKind::kSendRecv &&
+           op.axis == Axis::kPipeline && op.peer_stage >= 0 && op.stream == Stream::kCompute;
+  };
+  bool any = false;
+  for (const Lane& lane : lanes_) {
+    for (const Op& op : lane.sched->ops) any |= blocking_send(op);
+  }
+  if (!any) return Status();
+  const size_t n_ops = lane_of_.size();
+  exchange_of_.assign(n_ops, -1);
+  partner_.assign(n_ops, -1);
+  std::vector<char> blocking(n_ops, 0);
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    Lane& lane = lanes_[k];
+    for (size_t j = 0; j < lane.sched->ops.size(); ++j) {
+      const Op& op = lane.sched->ops[j];
+      const int32_t i = lane.offset + static_cast<int32_t>(j);
+      if (blocking_send(op)) {
+        blocking[static_cast<size_t>(i)] = 1;
+        lane.blocking_sends = true;
+      } else if (op.kind == OpKind::kRecv) {
+        const Lane& peer =
+            lanes_[static_cast<size_t>(lane_of_stage_[static_cast<size_t>(op.peer_stage)])];
+        const int32_t send = peer.offset + op.match;
+        if (!blocking_send(OpAt(send))) continue;
+        if (partner_[static_cast<size_t>(send)] >= 0) {
+          return InvalidArgumentError(fmt::format(
+              "schedules[{}].ops[{}].match: {}: op {} of stage {} is a blocking send that "
+              "another recv already matches",
+              k, j, op.match, op.match, op.peer_stage));
+        }
+        blocking[static_cast<size_t>(i)] = 1;
+        partner_[static_cast<size_t>(send)] = i;
+        partner_[static_cast<size_t>(i)] = send;
+      }
+    }
+  }
+  for (size_t k = 0; k < lanes_.size(); ++k) {
+    const Lane& lane = lanes_[k];
+    for (size_t st = 0; st < static_cast<size_t>(kNumStreams); ++st) {
+      const std::vector<int32_t>& ops = lane.stream_ops[st];
+      for (size_t p = 0; p < ops.size(); ++p) {
+        const int32_t i = ops[p];
+        if (!blocking[static_cast<size_t>(i)]) continue;
+        if (OpAt(i).kind == OpKind::kCollective && partner_[static_cast<size_t>(i)] < 0) {
+          return InvalidArgumentError(fmt::format(
+              "schedules[{}].ops[{}]: a blocking pipeline send (on the compute stream) to stage "
+              "{} that no recv of that stage matches",
+              k, i - lane.offset, OpAt(i).peer_stage));
+        }
+        const bool joins = p > 0 && blocking[static_cast<size_t>(ops[p - 1])];
+        if (!joins) {
+          exchanges_.push_back(Exchange{.lane = static_cast<uint32_t>(k),
+                                        .stream = static_cast<uint8_t>(st),
+                                        .begin = static_cast<int32_t>(exchange_ops_.size())});
+        }
+        exchange_ops_.push_back(i);
+        exchanges_.back().end = static_cast<int32_t>(exchange_ops_.size());
+        exchange_of_[static_cast<size_t>(i)] = static_cast<int32_t>(exchanges_.size() - 1);
+      }
+    }
+  }
   return Status();
 }
 
@@ -639,7 +742,8 @@ Status Runner::SetupTrace() {
         // The p2p and dp-comm threads only where the lane uses them, so traces without
         // pipelining or data parallelism keep the four threads they always had.
         if ((static_cast<Stream>(s) == Stream::kP2p || static_cast<Stream>(s) == Stream::kDpComm) &&
-            lane.stream_ops[static_cast<size_t>(s)].empty()) {
+            lane.stream_ops[static_cast<size_t>(s)].empty() &&
+            !(static_cast<Stream>(s) == Stream::kP2p && lane.blocking_sends)) {
           continue;
         }
         t.ThreadName(pid, static_cast<uint32_t>(s), strategies::StreamName(static_cast<Stream>(s)),
@@ -653,10 +757,14 @@ Status Runner::SetupTrace() {
 }
 
 void Runner::StartOp(Engine& engine, Lane& lane, int32_t i) {
-  const Op& op = OpAt(i);
-  const size_t st = static_cast<size_t>(op.stream);
+  const size_t st = static_cast<size_t>(OpAt(i).stream);
   lane.started[st] = engine.now();
   lane.busy[st] = true;
+  Launch(engine, lane, i);
+}
+
+void Runner::Launch(Engine& engine, Lane& lane, int32_t i) {
+  const Op& op = OpAt(i);
   RoleResult& result = lane.result;
   if (op.kind == OpKind::kCollective) {
     result.collective_bytes[static_cast<size_t>(op.collective)] += op.bytes;
@@ -714,6 +822,10 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
     for (size_t st = 0; st < static_cast<size_t>(kNumStreams); ++st) {
       while (!lane.busy[st] && lane.next[st] < lane.stream_ops[st].size()) {
         const int32_t i = lane.stream_ops[st][lane.next[st]];
+        if (!exchange_of_.empty() && exchange_of_[static_cast<size_t>(i)] >= 0) {
+          if (!TryPost(engine, lane, exchange_of_[static_cast<size_t>(i)])) break;
+          continue;
+        }
         if (!deps_.ready(i)) break;
         ++lane.next[st];
         const Op& op = lane.sched->ops[static_cast<size_t>(i - lane.offset)];
@@ -735,11 +847,70 @@ void Runner::PollLane(Engine& engine, Lane& lane) {
   }
 }
 
+bool Runner::TryPost(Engine& engine, Lane& lane, int32_t x) {
+  Exchange& ex = exchanges_[static_cast<size_t>(x)];
+  const std::span<const int32_t> ops(exchange_ops_.data() + ex.begin,
+                                     static_cast<size_t>(ex.end - ex.begin));
+  for (int32_t i : ops) {
+    if (IsBlockingSend(i) && !deps_.ready(i)) return false;
+  }
+  const size_t st = ex.stream;
+  lane.busy[st] = true;
+  lane.next[st] += ops.size();
+  lane.open_exchange = x;
+  ex.posted = true;
+  ex.left = static_cast<int32_t>(ops.size());
+  for (int32_t i : ops) {
+    const int32_t partner = partner_[static_cast<size_t>(i)];
+    if (!exchanges_[static_cast<size_t>(exchange_of_[static_cast<size_t>(partner)])].posted) {
+      continue;
+    }
+    const int32_t send = IsBlockingSend(i) ? i : partner;
+    send_started_[send] = engine.now();
+    Launch(engine, lanes_[lane_of_[static_cast<size_t>(send)]], send);
+  }
+  return true;
+}
+
+// A blocking send delivered: it and its receive finish, and each one's exchange has one op
+// fewer to wait for.
+void Runner::FinishBlockingSend(Engine& engine, int32_t i) {
+  Lane& lane = lanes_[lane_of_[static_cast<size_t>(i)]];
+  const auto it = send_started_.find(i);
+  const Duration start = it->second;
+  send_started_.erase(it);
+  const Duration end = engine.now();
+  // The sends of one exchange may overlap: p2p busy time is their union.
+  auto& p2p = lane.intervals[static_cast<size_t>(Stream::kP2p)];
+  std::pair<int64_t, int64_t> span(start.picoseconds(), end.picoseconds());
+  while (!p2p.empty() && span.first <= p2p.back().second) {
+    span = {std::min(span.first, p2p.back().first), std::max(span.second, p2p.back().second)};
+    p2p.pop_back();
+  }
+  if (span.second > span.first) p2p.push_back(span);
+  if (opt_.trace != nullptr) TraceOp(lane, i, start, end, Stream::kP2p);
+  const int32_t recv = partner_[static_cast<size_t>(i)];
+  Release(i);
+  Release(recv);
+  ExchangeOpDone(exchange_of_[static_cast<size_t>(i)], end);
+  ExchangeOpDone(exchange_of_[static_cast<size_t>(recv)], end);
+}
+
+void Runner::ExchangeOpDone(int32_t x, Duration now) {
+  Exchange& ex = exchanges_[static_cast<size_t>(x)];
+  if (--ex.left > 0) return;
+  Lane& lane = lanes_[ex.lane];
+  lane.busy[ex.stream] = false;
+  lane.open_exchange = -1;
+  lane.end = now;
+  dirty_.Mark(ex.lane);
+}
+
 void Runner::Release(int32_t i) {
   deps_.Release(i, [this](int32_t succ) { dirty_.Mark(lane_of_[static_cast<size_t>(succ)]); });
 }
 
-void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) {
+void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end, Stream thread) {
   const Op& op = OpAt(i);
   const std::string name = internal::SliceName(op);
   if (name.empty()) return;
@@ -761,12 +932,16 @@ void Runner::TraceOp(const Lane& lane, int32_t i, Duration start, Duration end) 
     args.emplace_back("group", group);
   }
   for (uint32_t pid : lane.trace_pids) {
-    opt_.trace->Complete(pid, static_cast<uint32_t>(op.stream), name,
-                         strategies::PhaseName(op.phase), start, end - start, args);
+    opt_.trace->Complete(pid, static_cast<uint32_t>(thread), name, strategies::PhaseName(op.phase),
+                         start, end - start, args);
   }
 }
 
 void Runner::FinishOp(Engine& engine, int32_t i) {
+  if (IsBlockingSend(i)) {
+    FinishBlockingSend(engine, i);
+    return;
+  }
   const Op& op = OpAt(i);
   const uint32_t k = lane_of_[static_cast<size_t>(i)];
   Lane& lane = lanes_[k];
@@ -776,7 +951,7 @@ void Runner::FinishOp(Engine& engine, int32_t i) {
   const Duration end = engine.now();
   lane.end = end;
   if (end > start) lane.intervals[st].emplace_back(start.picoseconds(), end.picoseconds());
-  if (opt_.trace != nullptr) TraceOp(lane, i, start, end);
+  if (opt_.trace != nullptr) TraceOp(lane, i, start, end, op.stream);
   Release(i);
   dirty_.Mark(k);  // its stream is free
 }
@@ -816,6 +991,31 @@ Status Runner::Handle(Engine& engine, const Event& e) {
   StartReady(engine);
   ArmNetwork(engine);
   return Status();
+}
+
+std::string Runner::DeadlockMessage(const Lane& lane, size_t st) const {
+  const char* stream = strategies::StreamName(static_cast<Stream>(st));
+  if (lane.open_exchange >= 0 && exchanges_[static_cast<size_t>(lane.open_exchange)].stream == st) {
+    // The exchange it waits on: name the first op whose peer never reached its own.
+    const Exchange& ex = exchanges_[static_cast<size_t>(lane.open_exchange)];
+    for (int32_t p = ex.begin; p < ex.end; ++p) {
+      const int32_t i = exchange_ops_[static_cast<size_t>(p)];
+      const int32_t partner = partner_[static_cast<size_t>(i)];
+      if (exchanges_[static_cast<size_t>(exchange_of_[static_cast<size_t>(partner)])].posted) {
+        continue;
+      }
+      const Lane& peer = lanes_[lane_of_[static_cast<size_t>(partner)]];
+      return fmt::format(
+          "schedule '{}' deadlocked on the {} stream at op {}: its blocking pipeline {} stage {} "
+          "waits for stage {} to reach op {}, which it never does",
+          lane.sched->role, stream, i - lane.offset, IsBlockingSend(i) ? "send to" : "recv from",
+          OpAt(i).peer_stage, peer.sched->stage, partner - peer.offset);
+    }
+  }
+  return fmt::format("schedule '{}' deadlocked on the {} stream at op {}", lane.sched->role, stream,
+                     lane.next[st] < lane.stream_ops[st].size()
+                         ? lane.stream_ops[st][lane.next[st]] - lane.offset
+                         : -1);
 }
 
 // The union of two sorted lists of disjoint intervals (each stream's busy intervals), sorted
@@ -868,12 +1068,7 @@ StatusOr<ExecutionResult> Runner::Execute() {
     for (int s = 0; s < kNumStreams; ++s) {
       const size_t st = static_cast<size_t>(s);
       if (lane.next[st] != lane.stream_ops[st].size() || lane.busy[st]) {
-        return InternalError(fmt::format("schedule '{}' deadlocked on the {} stream at op {}",
-                                         lane.sched->role,
-                                         strategies::StreamName(static_cast<Stream>(s)),
-                                         lane.next[st] < lane.stream_ops[st].size()
-                                             ? lane.stream_ops[st][lane.next[st]] - lane.offset
-                                             : -1));
+        return InternalError(DeadlockMessage(lane, st));
       }
     }
   }

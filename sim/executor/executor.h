@@ -15,6 +15,13 @@
 //              at its place in its stream, for the send it matches (Op::match in the lane of
 //              Op::peer_stage), which is one of its deps. Pipeline sends run on the p2p stream,
 //              so they never queue behind the comm stream's collectives.
+//   Exchanges  a pipeline send on the compute stream is blocking (strategies/schedule/ops.h):
+//              the blocking sends and receives adjacent on one stream form an exchange, posted
+//              when the stream reaches it and its sends' deps are done; a send's transfer
+//              starts once its receive's exchange is posted too, and the stream resumes when
+//              every transfer of its exchange has finished. Its waiting is idle time, its
+//              transfers p2p busy time (traced on the p2p thread). Exchanges that wait on each
+//              other in a cycle end the run with kInternal, naming the exchange.
 //   Compute    roofline of the GEMMs plus the memory-bound kernels between them:
 //                max(flops / (peak x matmul_efficiency),
 //                    (bytes read + written) / (hbm_bandwidth x memory_efficiency))
@@ -40,9 +47,10 @@
 //              one after the other; a phase starts its flows together and ends when the last
 //              one ends; the op ends with its last phase. A pipelined plan (hierarchical;
 //              CommPlan::pipelined) runs its phases at once, each its own transfer, and ends
-//              with the last of them plus the pipeline fill (collectives::PipelineFill). A flow that stands for k pipelined
-//              steps pays k x its route latency (the flow network charges the route latency
-//              once, so it gets (k-1) x the route latency as extra latency).
+//              with the last of them plus the pipeline fill (collectives::PipelineFill). A flow
+//              that stands for k pipelined steps pays k x its route latency (the flow network
+//              charges the route latency once, so it gets (k-1) x the route latency as extra
+//              latency).
 //     algorithm the registered collective algorithm that runs the call (sim/collectives:
 //              ring, tree, hierarchical, pairwise; each file states its phases and volumes):
 //              ExecutorOptions::algorithm when it applies to the op and its groups, else
@@ -301,7 +309,8 @@ inline constexpr int64_t kMaxTracedOps = int64_t{1} << 22;
 // schedule; a stage outside [0, pp) or given twice; a dep outside the schedule; a Recv whose
 // peer_stage has no schedule, whose match is out of range, or whose match is not a pipeline
 // send to the Recv's stage; a send whose peer_stage is outside [0, pp) or its own; trace_ranks
-// out of range or not strictly increasing; a compute op on a device without a peak for the
+// out of range or not strictly increasing; a blocking send that no recv, or more than one,
+// matches; a compute op on a device without a peak for the
 // precision, without HBM bandwidth or with a non-positive efficiency; host compute without
 // host_flops or host_memory_bandwidth; a copy, send or ring edge with no route; a collective
 // whose group does not divide its axis. kFailedPrecondition: the mesh does not match the cluster.

@@ -26,6 +26,13 @@ namespace placesim::strategies {
 // kRecv: the arrival of a point-to-point transfer from another pipeline stage. It takes no
 // time of its own: it finishes when the matching send (Op::match in the schedule of stage
 // Op::peer_stage) has delivered its bytes, and the compute that reads the data depends on it.
+// Blocking exchange: a pipeline send on the stream of the stage's program (kCompute; see
+// ScheduleOptions::blocking_p2p) is a rendezvous. The pipeline sends and receives adjacent in
+// one stream's order form one exchange, posted together when the stream reaches it (once the
+// sends' deps are done); a send's transfer starts once both its exchange and its receive's are
+// posted, and the stream resumes when every transfer of its exchange has finished. A receive
+// of such a send waits, at its place in its stream, for that exchange: its own deps are
+// ignored, so it needs none.
 enum class OpKind : uint8_t { kCompute, kCollective, kCopy, kHostCompute, kAlloc, kFree, kRecv };
 const char* OpKindName(OpKind k);  // "compute", "collective", "copy", "host-compute", ...
 

@@ -1,8 +1,9 @@
 // Pipeline parallelism: the point-to-point sends and receives between stages (and the tied
 // word embedding's gradient exchange), and the matching of every receive to its send once all
-// stages are built. A send is a kSendRecv collective on the pp axis on the kP2p stream; a
-// receive takes no time of its own (ops.h). Thread-safety: one builder per thread;
-// MatchReceives is a pure function of its input.
+// stages are built. A send is a kSendRecv collective on the pp axis on the kP2p stream, or,
+// under blocking_p2p, on the compute stream, where it and the receive the next pass opens with
+// are adjacent: one exchange, posted together (ops.h); a receive takes no time of its own.
+// Thread-safety: one builder per thread; MatchReceives is a pure function of its input.
 #include <map>
 #include <tuple>
 #include <vector>
@@ -18,7 +19,7 @@ int32_t StageBuilder::Send(State state, Phase phase, int32_t peer, int32_t mb, i
                            Bytes bytes, std::initializer_list<int32_t> deps) {
   Op op = CollectiveOp(CollectiveKind::kSendRecv, state, GroupKind::kAxis, 2, bytes, phase, -1, mb);
   op.axis = Axis::kPipeline;
-  op.stream = Stream::kP2p;
+  op.stream = ctx_.blocking_p2p ? Stream::kCompute : Stream::kP2p;
   op.peer_stage = peer;
   op.chunk = chunk;
   op.bytes = bytes;

@@ -188,11 +188,28 @@ StatusOr<Schedule> StageBuilder::Build() {
   PlanUses();
   mbs_.resize(static_cast<size_t>(ctx_.m));
   transient_buckets_ = !ctx_.t_gather && (ctx_.g_sharded || ctx_.host_grads);
-  for (const PipelinePass& ps : passes_) {
+  // Blocking exchanges post a stage's sends and receives together between two passes. In
+  // plain 1F1B and GPipe a pass's send and the next pass's receive are adjacent, which is
+  // Megatron-LM's send_forward_recv_backward and its kin. Interleaved 1F1B's steady state runs
+  // a forward and a backward and then exchanges both outputs and both next inputs at once
+  // (send_forward_backward_recv_forward_backward in
+  // megatron/core/pipeline_parallel/schedules.py): the backward's receive joins the exchange
+  // before the forward and the forward's send the one after the backward. Posting them as
+  // plain 1F1B does deadlocks there (two stages each waiting in an exchange for the other's
+  // next one). When every forward runs before the first backward (m v at most the warm-up)
+  // there is no steady state, and Megatron-LM exchanges as plain 1F1B does.
+  const auto first_backward = std::find_if(passes_.begin(), passes_.end(),
+                                           [](const PipelinePass& ps) { return ps.backward; });
+  const bool steady = std::any_of(first_backward, passes_.end(),
+                                  [](const PipelinePass& ps) { return !ps.backward; });
+  for (size_t p = 0; p < passes_.size(); ++p) {
+    const PipelinePass& ps = passes_[p];
     if (ps.backward) {
       BackwardPass(ps);
     } else {
-      ForwardPass(ps);
+      const bool paired = ctx_.blocking_p2p && ctx_.v > 1 && steady && p + 1 < passes_.size() &&
+                          passes_[p + 1].backward;
+      ForwardPass(ps, paired ? &passes_[p + 1] : nullptr);
     }
   }
   EmitDeferredSyncs();
@@ -203,7 +220,7 @@ StatusOr<Schedule> StageBuilder::Build() {
   return std::move(sched_);
 }
 
-void StageBuilder::ForwardPass(const PipelinePass& ps) {
+void StageBuilder::ForwardPass(const PipelinePass& ps, const PipelinePass* paired) {
   const int32_t mb = ps.micro_batch;
   const int32_t c = ps.chunk;
   MicroBatch& st = mbs_[static_cast<size_t>(mb)];
@@ -212,6 +229,10 @@ void StageBuilder::ForwardPass(const PipelinePass& ps) {
   Flow f;
   if (!ModelFirst(c)) {
     f.chain = Recv(State::kActivations, Phase::kForward, first_ ? ctx_.pp - 1 : stage_ - 1, mb, c);
+  }
+  if (paired != nullptr && !ModelLast(paired->chunk)) {
+    early_recv_ = Recv(State::kActivations, Phase::kBackwardInput, last_ ? 0 : stage_ + 1,
+                       paired->micro_batch, paired->chunk);
   }
   for (int32_t u = ub; u < ue; ++u) {
     const Unit& unit = units_[static_cast<size_t>(u)];
@@ -244,7 +265,9 @@ void StageBuilder::ForwardPass(const PipelinePass& ps) {
     At(f.last).chunk = c;
     EndUse(j, f.last, Phase::kForward);
   }
-  if (!ModelLast(c)) {
+  if (!ModelLast(c) && paired != nullptr) {
+    held_send_ = HeldSend{mb, c, f.last, f.chain};
+  } else if (!ModelLast(c)) {
     Send(State::kActivations, Phase::kForward, last_ ? 0 : stage_ + 1, mb, c, pc_.p2p,
          {f.last, f.chain});
   }
@@ -285,7 +308,9 @@ void StageBuilder::BackwardPass(const PipelinePass& ps) {
   }
   int32_t chain = -1;
   if (!ModelLast(c)) {
-    chain = Recv(State::kActivations, Phase::kBackwardInput, last_ ? 0 : stage_ + 1, mb, c);
+    chain = early_recv_ >= 0
+                ? std::exchange(early_recv_, -1)
+                : Recv(State::kActivations, Phase::kBackwardInput, last_ ? 0 : stage_ + 1, mb, c);
   }
   // The op that produces the pass's input gradient (what the send to the previous stage
   // carries): the last backward-input compute, or its closing tp collective. The send also
@@ -343,6 +368,11 @@ void StageBuilder::BackwardPass(const PipelinePass& ps) {
   if (!ModelFirst(c)) {
     Send(State::kActivations, Phase::kBackwardInput, first_ ? ctx_.pp - 1 : stage_ - 1, mb, c,
          pc_.p2p, {input_grad, pass_last});
+  }
+  if (held_send_.mb >= 0) {
+    const HeldSend h = std::exchange(held_send_, HeldSend{});
+    Send(State::kActivations, Phase::kForward, last_ ? 0 : stage_ + 1, h.mb, h.chunk, pc_.p2p,
+         {h.last, h.chain});
   }
 }
 

@@ -707,7 +707,9 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   s.gather_granularity = "per-parameter";
   s.overlap_grad_reduce = false;
   s.host_time_per_layer = Microseconds(150);
+  s.blocking_p2p = true;
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
+  EXPECT_EQ(o.schedule.blocking_p2p, true);
   EXPECT_EQ(o.host_time_per_layer, Microseconds(150));
   EXPECT_EQ(o.schedule.gather_granularity, strategies::GatherGranularity::kPerParameter);
   EXPECT_EQ(o.schedule.overlap_grad_reduce, false);
@@ -727,6 +729,7 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   // Framework overheads left unset: the strategy preset's framework decides.
   EXPECT_FALSE(d.schedule.gather_granularity.has_value());
   EXPECT_FALSE(d.schedule.overlap_grad_reduce.has_value());
+  EXPECT_FALSE(d.schedule.blocking_p2p.has_value());
 }
 
 // ------------------------------------------------------------------ pipeline stages together
@@ -1060,6 +1063,25 @@ TEST(ExecutorPipeline, RefusesRecvsThatMatchNoSendOfTheirPeer) {
   EXPECT_EQ(run(s0, s0), "schedules[1].stage: 0: schedules[0] has the same stage");
 }
 
+// Runs `stages` on the flow and the analytic network, each of which must end in a deadlock
+// (kInternal) with the same message; returns it.
+std::string DeadlockOnBothNetworks(const topology::Cluster& cluster,
+                                   const std::vector<Schedule>& stages,
+                                   const ExecutionContext& ctx) {
+  std::vector<std::string> messages;
+  for (const char* model : {"flow", "analytic"}) {
+    ExecutorOptions opt;
+    opt.network = model;
+    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
+    EXPECT_FALSE(r.ok()) << model;
+    if (r.ok()) return "";
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal) << model;
+    messages.push_back(r.status().message());
+  }
+  EXPECT_EQ(messages[0], messages[1]);
+  return messages[0];
+}
+
 TEST(ExecutorPipeline, ACycleThroughTwoStagesIsReportedAsADeadlock) {
   // Stage 0 sends only after its recv from stage 1, and stage 1 sends only after its compute,
   // which waits on its recv of stage 0's send: no op of either can start.
@@ -1074,14 +1096,133 @@ TEST(ExecutorPipeline, ACycleThroughTwoStagesIsReportedAsADeadlock) {
   const int32_t c1 = Add(s1, ComputeOp(1e12), {rx1});
   Add(s1, SendOp(0, MB(1)), {c1});
   const std::vector<Schedule> stages = {s0, s1};
+  EXPECT_EQ(DeadlockOnBothNetworks(cluster, stages, ctx),
+            "schedule 'stage 0' deadlocked on the compute stream at op 0");
+}
+
+// A blocking pipeline send (docs/overheads.md): on the compute stream, the stage's program.
+Op BlockingSendOp(int peer, Bytes bytes) {
+  Op op = SendOp(peer, bytes);
+  op.stream = strategies::Stream::kCompute;
+  return op;
+}
+
+// Two stages of 1F1B over m = 2 micro-batches, as the schedule builder lays them out: a pass
+// opens with its receive and closes with its send. `blocking` puts the sends in the program.
+std::vector<Schedule> TwoStageOneFOneB(double f_flops, double b_flops, Bytes bytes, bool blocking) {
+  const auto send = [&](int peer) {
+    return blocking ? BlockingSendOp(peer, bytes) : SendOp(peer, bytes);
+  };
+  // Stage 0 runs F0 F1 B0 B1: F0, send F0, F1, send F1, recv B0, B0, recv B1, B1.
+  Schedule s0 = Stage(0, 1);
+  const int32_t f0 = Add(s0, ComputeOp(f_flops));
+  const int32_t sf0 = Add(s0, send(1), {f0});
+  const int32_t f1 = Add(s0, ComputeOp(f_flops));
+  const int32_t sf1 = Add(s0, send(1), {f1});
+  const int32_t rb0 = Add(s0, RecvOp(1, 3));
+  Add(s0, ComputeOp(b_flops), {rb0});
+  const int32_t rb1 = Add(s0, RecvOp(1, 7));
+  Add(s0, ComputeOp(b_flops), {rb1});
+  // Stage 1 runs F0 B0 F1 B1: recv F0, F0, B0, send B0, recv F1, F1, B1, send B1.
+  Schedule s1 = Stage(1, 1);
+  const int32_t rf0 = Add(s1, RecvOp(0, sf0));
+  Add(s1, ComputeOp(f_flops), {rf0});
+  const int32_t b0 = Add(s1, ComputeOp(b_flops));
+  PLACESIM_CHECK(Add(s1, send(0), {b0}) == 3);
+  const int32_t rf1 = Add(s1, RecvOp(0, sf1));
+  Add(s1, ComputeOp(f_flops), {rf1});
+  const int32_t b1 = Add(s1, ComputeOp(b_flops));
+  PLACESIM_CHECK(Add(s1, send(0), {b1}) == 7);
+  return {s0, s1};
+}
+
+TEST(ExecutorPipeline, ABlockingExchangeIsARendezvousOfTwoStages) {
+  // pp = 2 on two GPUs of one node; every send moves S = 1 GB over one flow of route latency
+  // 1 us at 450 GB/s, alone on its links (the two directions use disjoint links), so a
+  // transfer takes T = 1 us + S / 450 GB/s. A forward takes f, a backward b = 2f (their
+  // FLOPs at the device's peak x matmul_efficiency, plus its kernel overhead).
+  // Blocking: each stage's sends and receives between two passes are one exchange; a transfer
+  // starts once both ends' exchanges are posted, and a stage resumes when its exchange is done.
+  //   stage 1 posts {recv F0} at 0; stage 0 computes F0 to f, posts {send F0}: transfer f..f+T.
+  //   stage 0 F1 f+T..2f+T, then posts {send F1, recv B0}; stage 1 F0, B0 f+T..2f+T+b, then
+  //   posts {send B0, recv F1}: both transfers 2f+T+b..2f+2T+b.
+  //   stage 0 B0 ..2f+2T+2b, posts {recv B1}; stage 1 F1, B1 ..3f+2T+2b, posts {send B1}:
+  //   3f+2T+2b..3f+3T+2b; stage 0 B1 ..3f+3T+3b.
+  // So the step is 3f + 3T + 3b (stage 0) and stage 1 ends at 3f + 3T + 2b. Without blocking,
+  // stage 0 sends F0 on the p2p stream and computes F1 at once (f..2f); stage 1 runs F0, B0
+  // f+T..2f+T+b and F1 (arrived at 2f+T) and B1 ..3f+T+2b, whose gradient reaches stage 0 at
+  // 3f+2T+2b: the step is 3f + 2T + 3b. The rendezvous costs one T here: F0's transfer, which
+  // stage 0 now waits out before F1.
+  const topology::Cluster cluster = OneNode(2);
+  const topology::DeviceSpec& dev = cluster.spec().node.gpu;
+  const double rate = dev.Peak(topology::DataType::kBf16).per_second() * dev.matmul_efficiency;
+  const double flops = 1e13;
+  const Duration f = DrainTime(flops, rate) + dev.kernel_overhead;
+  const Duration b = DrainTime(2 * flops, rate) + dev.kernel_overhead;
+  const Duration transfer = Microseconds(1) + DrainTime(1e9, 450e9);
+  ExecutionContext ctx;
+  ctx.mesh.pp = 2;
+  ctx.matmul_efficiency = dev.matmul_efficiency;
   for (const char* model : {"flow", "analytic"}) {
     ExecutorOptions opt;
     opt.network = model;
-    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, stages, ctx, opt);
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.status().code(), StatusCode::kInternal);
-    EXPECT_EQ(r.status().message(), "schedule 'stage 0' deadlocked on the compute stream at op 0");
+    const std::vector<Schedule> blocking = TwoStageOneFOneB(flops, 2 * flops, GB(1), true);
+    StatusOr<ExecutionResult> r = ExecuteSchedules(cluster, blocking, ctx, opt);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->roles[0].step_time, f * 3 + transfer * 3 + b * 3) << model;
+    EXPECT_EQ(r->roles[1].step_time, f * 3 + transfer * 3 + b * 2) << model;
+    // The waits are idle, not compute; each stage's two sends are its p2p time.
+    EXPECT_EQ(r->roles[0].compute_busy, f * 2 + b * 2) << model;
+    EXPECT_EQ(r->roles[0].p2p_busy, transfer * 2) << model;
+    EXPECT_EQ(r->roles[1].p2p_busy, transfer * 2) << model;
+    EXPECT_EQ(r->roles[0].collective_calls[Idx(CollectiveKind::kSendRecv)], 2);
+    const std::vector<Schedule> async = TwoStageOneFOneB(flops, 2 * flops, GB(1), false);
+    StatusOr<ExecutionResult> a = ExecuteSchedules(cluster, async, ctx, opt);
+    ASSERT_TRUE(a.ok()) << a.status().message();
+    EXPECT_EQ(a->roles[0].step_time, f * 3 + transfer * 2 + b * 3) << model;
   }
+}
+
+TEST(ExecutorPipeline, BlockingExchangesPostedInAnInconsistentOrderAreReportedNotHung) {
+  // Both stages open with a blocking receive from the other and send only after computing:
+  // each waits in its receive's exchange for a send the other never reaches. The run ends
+  // (no event is left) and reports the deadlock, naming the exchange and what it waits for.
+  const topology::Cluster cluster = OneNode(2);
+  ExecutionContext ctx;
+  ctx.mesh.pp = 2;
+  Schedule s0 = Stage(0, 1);
+  const int32_t rx0 = Add(s0, RecvOp(1, 2));
+  const int32_t c0 = Add(s0, ComputeOp(1e12), {rx0});
+  Add(s0, BlockingSendOp(1, MB(1)), {c0});
+  Schedule s1 = Stage(1, 1);
+  const int32_t rx1 = Add(s1, RecvOp(0, 2));
+  const int32_t c1 = Add(s1, ComputeOp(1e12), {rx1});
+  Add(s1, BlockingSendOp(0, MB(1)), {c1});
+  const std::vector<Schedule> stages = {s0, s1};
+  EXPECT_EQ(DeadlockOnBothNetworks(cluster, stages, ctx),
+            "schedule 'stage 0' deadlocked on the compute stream at op 0: its blocking "
+            "pipeline recv from stage 1 waits for stage 1 to reach op 2, which it never does");
+  // Sending first makes the same pair a consistent order: each send meets the other's
+  // receive, posted in the same exchange ({send, recv} on both stages).
+  Schedule t0 = Stage(0, 1);
+  Add(t0, BlockingSendOp(1, MB(1)));
+  const int32_t r0 = Add(t0, RecvOp(1, 0));
+  Add(t0, ComputeOp(1e12), {r0});
+  Schedule t1 = Stage(1, 1);
+  Add(t1, BlockingSendOp(0, MB(1)));
+  const int32_t r1 = Add(t1, RecvOp(0, 0));
+  Add(t1, ComputeOp(1e12), {r1});
+  const std::vector<Schedule> swapped = {t0, t1};
+  EXPECT_TRUE(ExecuteSchedules(cluster, swapped, ctx).ok());
+  // A blocking send that no receive matches is refused up front.
+  Schedule lone = Stage(0, 1);
+  Add(lone, BlockingSendOp(1, MB(1)));
+  const std::vector<Schedule> unmatched = {lone, Stage(1, 1)};
+  StatusOr<ExecutionResult> u = ExecuteSchedules(cluster, unmatched, ctx);
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.status().message(),
+            "schedules[0].ops[0]: a blocking pipeline send (on the compute stream) to stage 1 "
+            "that no recv of that stage matches");
 }
 
 TEST(ExecutorPipeline, TraceHasAProcessPerStageRankWithTheP2pThread) {

@@ -439,5 +439,48 @@ TEST(PipelineBubble, GpipeTakesAsLongAs1F1BButItsFirstStageHoldsEveryMicroBatch)
   }
 }
 
+TEST(PipelineBubble, BlockingExchangesKeepEverySchedulesPipelineRunning) {
+  // Under blocking exchanges (Megatron-LM's and DeepSpeed's) every pipeline schedule placesim
+  // builds runs to its end: GPipe, 1F1B and interleaved 1F1B, over even and uneven stages. A
+  // rendezvous only ever adds waiting, so each step is at least the one with sends on their
+  // own stream; with communication free and even stages, a stage's send meets a receive its
+  // peer posted no later than the send's data was ready, so the step does not change at all.
+  struct Case {
+    PipelineSchedule schedule;
+    int p;
+    int v;
+    int64_t m;
+    std::vector<int> split;  // empty: even
+  };
+  for (const Case& c :
+       {Case{PipelineSchedule::kGpipe, 4, 1, 8, {}}, Case{PipelineSchedule::k1F1B, 4, 1, 8, {}},
+        Case{PipelineSchedule::k1F1B, 4, 1, 2, {}},
+        Case{PipelineSchedule::kInterleaved1F1B, 4, 2, 8, {}},
+        Case{PipelineSchedule::kInterleaved1F1B, 4, 4, 8, {}},
+        Case{PipelineSchedule::kInterleaved1F1B, 2, 2, 2, {15, 17}},
+        Case{PipelineSchedule::kInterleaved1F1B, 4, 2, 8, {7, 9, 9, 7}},
+        Case{PipelineSchedule::k1F1B, 4, 1, 8, {7, 9, 9, 7}}}) {
+    const std::string what = std::string(strategies::PipelineScheduleName(c.schedule)) +
+                             " p=" + std::to_string(c.p) + " v=" + std::to_string(c.v) +
+                             " m=" + std::to_string(c.m) + (c.split.empty() ? "" : " uneven");
+    StatusOr<topology::Cluster> cluster = topology::BuildCluster(FreeCommunicationNode(c.p));
+    ASSERT_TRUE(cluster.ok());
+    strategies::StrategySpec strategy =
+        *strategies::ExpandStrategyPreset("ddp", {.dp = 1, .pp = c.p}, c.p);
+    strategy.pipeline_stage_layers = c.split;
+    const strategies::TrainingSpec training = Pipelined(c.schedule, c.m, c.v);
+    ExecutorOptions blocking;
+    blocking.schedule.blocking_p2p = true;
+    StatusOr<SimResult> b = SimulateStep(*cluster, UniformModel(), training, strategy, blocking);
+    ASSERT_TRUE(b.ok()) << what << ": " << b.status().message();
+    StatusOr<SimResult> a = SimulateStep(*cluster, UniformModel(), training, strategy);
+    ASSERT_TRUE(a.ok()) << what;
+    EXPECT_GE(b->step_time, a->step_time) << what;
+    if (c.split.empty()) {
+      EXPECT_NEAR(b->step_time / a->step_time, 1.0, kTolerance) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace placesim::sim

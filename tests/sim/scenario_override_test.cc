@@ -286,6 +286,7 @@ TEST(ScenarioOverride, SimulationSettingsDefaultWhenUnset) {
   EXPECT_FALSE(s->simulation.sync_grads_every_micro_batch);
   EXPECT_FALSE(s->simulation.gather_granularity.has_value());
   EXPECT_FALSE(s->simulation.overlap_grad_reduce.has_value());
+  EXPECT_FALSE(s->simulation.blocking_p2p.has_value());
 }
 
 TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
@@ -295,6 +296,9 @@ TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
   EXPECT_EQ(s->simulation.gather_granularity, "per-parameter");
   EXPECT_EQ(s->simulation.overlap_grad_reduce, false);
   EXPECT_EQ(s->simulation.host_time_per_layer, Duration::Zero());
+  s = Load({"simulation.blocking_p2p=false"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.blocking_p2p, false);
   s = Load({"simulation.host_time_per_layer=150 us"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->simulation.host_time_per_layer, Microseconds(150));

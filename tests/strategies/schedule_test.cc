@@ -471,6 +471,19 @@ TEST(Schedule, MegatronReducesReplicatedGradientsAfterTheBackward) {
   EXPECT_TRUE(FrameworkDefaults("fsdp").overlap_grad_reduce);
 }
 
+TEST(Schedule, MegatronAndDeepSpeedBlockOnTheirPipelineExchanges) {
+  // Megatron-LM (megatron, zero1) waits for its batched isend / irecv and DeepSpeed (zero2,
+  // zero3, zero-offload, zero-infinity*) sends and receives synchronously; PyTorch's presets
+  // do not (docs/overheads.md).
+  for (const char* preset : {"megatron", "zero1", "zero2", "zero3", "zero-offload", "zero-infinity",
+                             "zero-infinity-host"}) {
+    EXPECT_TRUE(FrameworkDefaults(preset).blocking_p2p) << preset;
+  }
+  for (const char* preset : {"ddp", "fsdp", "fsdp-hybrid", "custom"}) {
+    EXPECT_FALSE(FrameworkDefaults(preset).blocking_p2p) << preset;
+  }
+}
+
 TEST(Schedule, RecomputeAddsForwardWorkInBackward) {
   // Full recompute: one recompute op per layer per micro-batch (32 x 4), each a forward.
   const Schedule full = Build(Make("ddp", 8, 4, Recompute::kFull));
@@ -1137,6 +1150,123 @@ INSTANTIATE_TEST_SUITE_P(Schedule, PipelineScheduleTest, ::testing::ValuesIn(Pip
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+// The blocking exchanges of a schedule (ops.h): the runs of pipeline sends and receives
+// between two compute ops in the stage's program, each op as R|S, F|B|T (forward,
+// backward-input, the tied embedding's gradients), micro-batch.chunk of its pass.
+std::vector<std::string> Exchanges(const Schedule& sched) {
+  std::vector<std::string> out;
+  std::string run;
+  for (const Op& op : sched.ops) {
+    const bool send = op.kind == OpKind::kCollective && op.collective == CollectiveKind::kSendRecv;
+    if (op.kind == OpKind::kCompute && !run.empty()) {
+      out.push_back(run);
+      run.clear();
+    }
+    if (!send && op.kind != OpKind::kRecv) continue;
+    EXPECT_EQ(op.stream, Stream::kCompute) << "a blocking send runs in the stage's program";
+    const char pass = op.phase == Phase::kForward         ? 'F'
+                      : op.phase == Phase::kBackwardInput ? 'B'
+                                                          : 'T';
+    run += fmt::format("{}{}{}.{} ", send ? 'S' : 'R', pass, op.micro_batch, op.chunk);
+  }
+  if (!run.empty()) out.push_back(run);
+  return out;
+}
+
+TEST(PipelineSchedule, BlockingExchangesAreMegatronsBatchedSendsAndReceives) {
+  // Megatron-LM's schedules (megatron/core/pipeline_parallel/schedules.py) exchange between
+  // passes: 1F1B's warm-up send_forward and recv_forward, then F, send_forward_recv_backward,
+  // B, send_backward_recv_forward; interleaved 1F1B's send_forward_recv_forward in the
+  // warm-up, then per steady step a forward and a backward followed by
+  // send_forward_backward_recv_forward_backward, and send_backward_recv_backward in the
+  // cool-down. GPT 32L (tied embeddings), p = 2, v = 2, m = 4, zero1 (Megatron-LM: blocking).
+  // Stage 1 runs (PipelineOrder) F(0,c0) F(1,c0), then the pairs (F(0,c1), B(0,c1)),
+  // (F(1,c1), B(1,c1)), (F(2,c0), B(0,c0)), (F(3,c0), B(1,c0)), (F(2,c1), B(2,c1)),
+  // (F(3,c1), B(3,c1)), then B(2,c0) B(3,c0). Its chunk 1 holds the output layer: no send of
+  // its forward, no receive of its backward. So, between the passes:
+  const ModelSpec model = Gpt32l(51200, 1024);
+  StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 1, .pp = 2}, 8);
+  TrainingSpec training = MakeTraining(1, 4);
+  training.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
+  training.virtual_stages = 2;
+  StatusOr<std::vector<Schedule>> out =
+      BuildSchedules(model, training, strategy, MakeCluster(1, 2));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(Exchanges((*out)[1]), (std::vector<std::string>{
+                                      "RF0.0 ",                    // before F(0,c0)
+                                      "SF0.0 RF1.0 ",              // send_forward_recv_forward
+                                      "SF1.0 RF0.1 ",              // the last warm-up's
+                                      "SB0.1 RF1.1 ",              // after F(0,c1) B(0,c1)
+                                      "SB1.1 RF2.0 RB0.0 ",        // after F(1,c1) B(1,c1)
+                                      "SB0.0 SF2.0 RF3.0 RB1.0 ",  // both outputs, both inputs
+                                      "SB1.0 SF3.0 RF2.1 ",
+                                      "SB2.1 RF3.1 ",
+                                      "SB3.1 RB2.0 ",  // into the cool-down
+                                      "SB2.0 RB3.0 ",  // send_backward_recv_backward
+                                      // With dp = 1 nothing computes between the last
+                                      // backward and the tied embedding's gradient exchange.
+                                      "SB3.0 ST-1.-1 RT-1.-1 ",
+                                  }));
+  // Plain 1F1B on the same stages (Megatron-LM's non-interleaved schedule): a pass's send
+  // and the next pass's receive. Stage 1 (last) runs F0 B0 F1 B1 F2 B2 F3 B3.
+  training.pipeline_schedule = PipelineSchedule::k1F1B;
+  training.virtual_stages = 1;
+  out = BuildSchedules(model, training, strategy, MakeCluster(1, 2));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(Exchanges((*out)[1]),
+            (std::vector<std::string>{"RF0.0 ", "SB0.0 RF1.0 ", "SB1.0 RF2.0 ", "SB2.0 RF3.0 ",
+                                      "SB3.0 ST-1.-1 RT-1.-1 "}));
+  // PyTorch's presets keep their sends on the p2p stream.
+  out = BuildSchedules(model, training, *ExpandStrategyPreset("ddp", {.dp = 1, .pp = 2}, 8),
+                       MakeCluster(1, 2));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  for (const Op& op : (*out)[0].ops) {
+    if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kSendRecv) {
+      EXPECT_EQ(op.stream, Stream::kP2p);
+    }
+  }
+}
+
+TEST(PipelineSchedule, TheBlockingKnobOnlyMovesTheSendsIntoTheProgram) {
+  // Under 1F1B (and GPipe) blocking_p2p changes nothing but the stream of the pipeline sends:
+  // the same ops, in the same order, with the same deps. So with the knob off a Megatron-LM
+  // preset's schedule is the one it always was.
+  const ModelSpec model = Gpt32l(51200, 1024);
+  const StrategySpec strategy = *ExpandStrategyPreset("zero1", {.dp = 2, .pp = 4}, 8);
+  const TrainingSpec training = MakeTraining(1, 16);
+  StatusOr<std::vector<Schedule>> on = BuildSchedules(model, training, strategy, MakeCluster(1));
+  StatusOr<std::vector<Schedule>> off =
+      BuildSchedules(model, training, strategy, MakeCluster(1), {.blocking_p2p = false});
+  ASSERT_TRUE(on.ok() && off.ok());
+  ASSERT_EQ(on->size(), off->size());
+  int64_t sends = 0;
+  for (size_t k = 0; k < on->size(); ++k) {
+    const Schedule& a = (*on)[k];
+    const Schedule& b = (*off)[k];
+    ASSERT_EQ(a.ops.size(), b.ops.size());
+    EXPECT_EQ(a.deps, b.deps);
+    for (size_t i = 0; i < a.ops.size(); ++i) {
+      Op x = a.ops[i];
+      const Op& y = b.ops[i];
+      if (x.kind == OpKind::kCollective && x.collective == CollectiveKind::kSendRecv) {
+        EXPECT_EQ(x.stream, Stream::kCompute);
+        EXPECT_EQ(y.stream, Stream::kP2p);
+        x.stream = Stream::kP2p;
+        ++sends;
+      }
+      const auto fields = [](const Op& o) {
+        return std::tie(o.kind, o.stream, o.phase, o.collective, o.axis, o.group, o.state,
+                        o.spans_context, o.copy, o.tag, o.space, o.layer, o.unit, o.micro_batch,
+                        o.chunk, o.group_size, o.peer_stage, o.match, o.alloc, o.deps_begin,
+                        o.deps_end, o.flops, o.bytes_read, o.bytes_written, o.elementwise_bytes,
+                        o.buffer_bytes, o.bytes);
+      };
+      EXPECT_TRUE(fields(x) == fields(y)) << a.role << " op " << i;
+    }
+  }
+  EXPECT_GT(sends, 0);
+}
 
 TEST(PipelineSchedule, OneFOneBFirstStageHoldsPMicroBatches) {
   // 1F1B: stage 0 of p runs p - 1 warm-up forwards and one more before its first backward,

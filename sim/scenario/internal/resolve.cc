@@ -1013,6 +1013,7 @@ class Resolver {
       out.gather_granularity = "per-parameter";
     }
     if (sim.has_overlap_grad_reduce()) out.overlap_grad_reduce = sim.overlap_grad_reduce();
+    if (sim.has_blocking_p2p()) out.blocking_p2p = sim.blocking_p2p();
     DurationField("simulation.host_time_per_layer", sim.has_host_time_per_layer(),
                   sim.host_time_per_layer(), &out.host_time_per_layer);
     if (out.host_time_per_layer > Seconds(1)) {

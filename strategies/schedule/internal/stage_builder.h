@@ -104,6 +104,7 @@ struct StepContext {
   // gradients are reduced after the stage's last backward op (defer_grad_sync).
   bool overlap_grad_reduce = true;
   bool defer_grad_sync = false;  // !overlap_grad_reduce on replicated, resident gradients
+  bool blocking_p2p = false;     // pipeline sends on the compute stream (rendezvous)
 
   int64_t lpu = 1;         // layers per gather / wrap unit
   int64_t per_bucket = 1;  // gradient elements per bucket
@@ -202,7 +203,9 @@ class StageBuilder {
   int64_t LayerElements(int64_t begin, int64_t end, bool experts_only) const;
   bool ModelFirst(int chunk) const { return first_ && chunk == 0; }
   bool ModelLast(int chunk) const { return last_ && chunk == ctx_.v - 1; }
-  void ForwardPass(const PipelinePass& ps);
+  // `paired`: the backward pass that follows in a steady-state step of interleaved 1F1B under
+  // blocking_p2p (else null); see Build.
+  void ForwardPass(const PipelinePass& ps, const PipelinePass* paired);
   void BackwardPass(const PipelinePass& ps);
   void ForwardLayer(int32_t l, int32_t u, int32_t mb, int32_t gate, Flow& f);
   int32_t RecomputeLayer(int32_t l, int32_t u, int32_t mb, int32_t gate);
@@ -301,6 +304,16 @@ class StageBuilder {
   };
   std::vector<DeferredSync> deferred_syncs_;
   int32_t last_backward_ = -1;
+  // Interleaved 1F1B under blocking_p2p (Build): the paired backward's receive, emitted early,
+  // and the forward's send, held back until after the backward.
+  int32_t early_recv_ = -1;
+  struct HeldSend {
+    int32_t mb = -1;  // -1: none held
+    int32_t chunk = -1;
+    int32_t last = -1;
+    int32_t chain = -1;
+  };
+  HeldSend held_send_;
   std::vector<int32_t> d2h_ops_;  // grad shard copies to the host
   // overlap_grad_reduce false: the last reduce-scatter issued, which the next compute op
   // waits for (-1 when none is pending).
