@@ -10,6 +10,10 @@
 //                                              under dp 4 x tp 4 x pp 4 (1F1B) on 8 DGX-A100
 //   SimulateAstraSimGpt64Gpus                  the job of the ASTRA-sim figure (15.5 s),
 //                                              like for like; see its comment
+//   PairwiseAllToAllFatTree                    four pairwise all-to-alls of 64 MiB in ep groups
+//                                              of 16 (two DGX-H100 nodes), 1024 to 16,384 GPUs
+//                                              on a fat tree: the flows of the MoE examples,
+//                                              which share their GPUs' NIC links
 //   SimulateNarayanan1t3072Gpus      < 10 s   examples/narayanan-1t-3072gpu.textproto (tp 8 x
 //                                     < 2 GB  pp 64 x dp 6, interleaved 1F1B over 1536 micro-
 //                                              batches); one iteration, it is the longest run
@@ -119,14 +123,10 @@ void ReportCounters(benchmark::State& state, Duration step_time, uint64_t events
   state.SetItemsProcessed(static_cast<int64_t>(events) * state.iterations());
 }
 
-// One 1 MiB ring all-reduce over `n` GPUs behind one switch, network model `network_arg`.
-void RingAllReduce1MiB(benchmark::State& state, int n, int64_t network_arg) {
-  const topology::Cluster cluster = OneSwitchGpus(n);
-  const strategies::Schedule schedule = OneAllReduce(n, MiB(1));
-  ExecutionContext context;
-  context.mesh.dp = n;
-  ExecutorOptions options;
-  options.network = NetworkModelArg(network_arg);
+// Executes `schedule` once per iteration and reports the counters of the last run.
+void ExecuteEachIteration(benchmark::State& state, const topology::Cluster& cluster,
+                          const strategies::Schedule& schedule, const ExecutionContext& context,
+                          const ExecutorOptions& options) {
   ResetPeakRss();
   Duration step_time;
   uint64_t events = 0;
@@ -143,6 +143,17 @@ void RingAllReduce1MiB(benchmark::State& state, int n, int64_t network_arg) {
   ReportCounters(state, step_time, events);
 }
 
+// One 1 MiB ring all-reduce over `n` GPUs behind one switch, network model `network_arg`.
+void RingAllReduce1MiB(benchmark::State& state, int n, int64_t network_arg) {
+  const topology::Cluster cluster = OneSwitchGpus(n);
+  const strategies::Schedule schedule = OneAllReduce(n, MiB(1));
+  ExecutionContext context;
+  context.mesh.dp = n;
+  ExecutorOptions options;
+  options.network = NetworkModelArg(network_arg);
+  ExecuteEachIteration(state, cluster, schedule, context, options);
+}
+
 void BM_RingAllReduce1MiB1024Gpus(benchmark::State& state) {
   RingAllReduce1MiB(state, 1024, state.range(0));
 }
@@ -151,6 +162,50 @@ void BM_RingAllReduce1MiB1024Gpus(benchmark::State& state) {
 // < 50 ms at 16,384; a collective must cost O(N log N) or better in the engine and solver).
 void BM_RingAllReduce1MiBScaling(benchmark::State& state) {
   RingAllReduce1MiB(state, static_cast<int>(state.range(0)), kFlow);
+}
+
+// `gpus` DGX-H100s (8 a node) on a two-level fat tree whose switch radix is the smallest
+// power of two that holds the NICs, as bench/scale_curve.sh scales the examples.
+topology::Cluster FatTreeGpus(int gpus) {
+  topology::ClusterSpec spec;
+  spec.node = *topology::FindNodePreset("DGX-H100");
+  spec.nodes = gpus / 8;
+  spec.fabric.kind = topology::FabricKind::kFatTree;
+  int radix = 4;
+  while (radix * radix / 2 < gpus) radix *= 2;
+  spec.fabric.switch_radix = radix;
+  StatusOr<topology::Cluster> cluster = topology::BuildCluster(spec);
+  PLACESIM_CHECK(cluster.ok());
+  return std::move(cluster).value();
+}
+
+// Four all-to-alls of 64 MiB in the ep groups of 16 ranks that tile `gpus` GPUs (each group
+// two nodes, as in examples/qwen3-moe-235b-a22b-ep16.textproto), one after another on the
+// comm stream: 15 flows a GPU each, 8 of them sharing its NIC link. Past a few thousand GPUs
+// this is the flow network's cost per flow with crossing lists on most links of a route.
+void BM_PairwiseAllToAllFatTree(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  constexpr int kEp = 16;
+  const topology::Cluster cluster = FatTreeGpus(n);
+  strategies::Schedule schedule;
+  schedule.role = "all ranks";
+  schedule.ranks = n;
+  for (int i = 0; i < 4; ++i) {
+    strategies::Op op;
+    op.kind = strategies::OpKind::kCollective;
+    op.stream = strategies::Stream::kComm;
+    op.collective = strategies::CollectiveKind::kAllToAll;
+    op.axis = topology::Axis::kExpert;
+    op.group_size = kEp;
+    op.buffer_bytes = MiB(64);
+    op.bytes = Bytes::Count(MiB(64).count() * (kEp - 1) / kEp);
+    schedule.ops.push_back(op);
+  }
+  ExecutionContext context;
+  context.mesh.dp = n;
+  context.mesh.ep = kEp;
+  ExecutorOptions options;
+  ExecuteEachIteration(state, cluster, schedule, context, options);
 }
 
 // Builds the cluster and simulates one step of the workload per iteration.
@@ -315,6 +370,11 @@ BENCHMARK(BM_SimulateAstraSimGpt64Gpus)
     ->ArgName("network")
     ->Arg(kFlow)
     ->Arg(kAnalytic)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PairwiseAllToAllFatTree)
+    ->ArgName("gpus")
+    ->RangeMultiplier(4)
+    ->Range(1024, 16384)
     ->Unit(benchmark::kMillisecond);
 // One iteration: a step of this job takes seconds to simulate.
 BENCHMARK(BM_SimulateNarayanan1t3072Gpus)

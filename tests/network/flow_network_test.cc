@@ -375,6 +375,34 @@ std::vector<std::pair<uint64_t, int64_t>> Simulate(const std::vector<LinkSpec>& 
   return out;
 }
 
+TEST(FlowNetwork, CrossingListsGrowShrinkAndAreReused) {
+  // One 1 GB/s link shared by n = 20 flows of k MB (k = 1..20): the list of its crossings
+  // grows through blocks of 2, 4, 8, 16 and 32 and empties one flow at a time. Equal shares:
+  // while n - j + 1 flows remain, each gets 1/(n - j + 1) GB/s, so every 1 MB step of the
+  // survivors takes (n - j + 1) ms, and flow k ends at sum_{j=1..k} (n - j + 1) ms. A second
+  // wave after the link is idle (reusing the freed blocks, in reverse start order) repeats
+  // the same times from its own start.
+  constexpr int kFlows = 20;
+  FlowNetwork net = MakeNetwork({Link(GBps(1))});
+  for (SimTime wave : {SimTime::Zero(), Seconds(1)}) {
+    std::vector<FlowId> ids;
+    for (int k = 1; k <= kFlows; ++k) {
+      const int size = wave == SimTime::Zero() ? k : kFlows + 1 - k;
+      ids.push_back(net.Start(wave, Route({0}), MB(size), static_cast<uint64_t>(size)));
+    }
+    int64_t end_ms = 0;
+    for (int k = 1; k <= kFlows; ++k) {
+      end_ms += kFlows - k + 1;
+      auto done = net.AdvanceTo(wave + Milliseconds(end_ms));
+      ASSERT_EQ(done.size(), 1u) << "wave at " << wave.picoseconds() << " ps, flow " << k;
+      EXPECT_EQ(done[0].tag, static_cast<uint64_t>(k));
+      EXPECT_EQ(done[0].time, wave + Milliseconds(end_ms));
+    }
+    EXPECT_EQ(net.link_stats(0).active_flows, 0u);
+    EXPECT_EQ(net.link_stats(0).peak_flows, static_cast<uint32_t>(kFlows));
+  }
+}
+
 TEST(FlowNetwork, SameInputsGiveIdenticalCompletions) {
   auto links = TreeLinks(16, 4);
   auto flows = RandomFlows(2000, 16, 4, 7);
