@@ -222,11 +222,6 @@ void FlowNetwork::Advance(int64_t t_ps) {
     }
     for (size_t i = 0; i < batch_.size(); ++i) {
       PrefetchAhead(i, batch_.size(), [this](size_t k) { return batch_[k].slot; });
-      // The tag is read only here, apart from the record: without this, its load was most of
-      // Complete's time at 16,384 GPUs.
-      if (i + kPrefetchDistance < batch_.size()) {
-        __builtin_prefetch(&tags_[batch_[i + kPrefetchDistance].slot]);
-      }
       Complete(batch_[i].slot);
     }
     ++version_;
@@ -305,26 +300,7 @@ void FlowNetwork::PrefetchLinks(uint32_t slot) const {
 
 std::span<const FlowNetwork::Crossing> FlowNetwork::Crossings(const Link& link) const {
   if (link.list == kNoList) return {&link.solo, link.count};
-  return {&pool_[link.list], link.count};
-}
-
-uint32_t FlowNetwork::AllocateBlock(uint32_t k) {
-  if (k < free_blocks_.size() && !free_blocks_[k].empty()) {
-    const uint32_t offset = free_blocks_[k].back();
-    free_blocks_[k].pop_back();
-    return offset;
-  }
-  const size_t header = pool_.size();
-  PLACESIM_CHECK(header + 1 + (size_t{1} << k) < kNoList);
-  pool_.resize(header + 1 + (size_t{1} << k));
-  pool_[header].slot = k;
-  return static_cast<uint32_t>(header + 1);
-}
-
-void FlowNetwork::FreeBlock(uint32_t offset) {
-  const uint32_t k = pool_[offset - 1].slot;
-  if (free_blocks_.size() <= k) free_blocks_.resize(k + 1);
-  free_blocks_[k].push_back(offset);
+  return lists_[link.list];
 }
 
 void FlowNetwork::AddCrossing(Link& link, Crossing c) {
@@ -333,19 +309,16 @@ void FlowNetwork::AddCrossing(Link& link, Crossing c) {
     link.solo = c;
   } else {
     if (link.list == kNoList) {
-      link.list = AllocateBlock(1);
-      pool_[link.list] = link.solo;
-    } else {
-      const uint32_t k = pool_[link.list - 1].slot;
-      if (link.count == (uint32_t{1} << k)) {
-        // Full: the crossings move, in order, to a block twice the size.
-        const uint32_t grown = AllocateBlock(k + 1);
-        std::copy_n(pool_.begin() + link.list, link.count, pool_.begin() + grown);
-        FreeBlock(link.list);
-        link.list = grown;
+      if (free_lists_.empty()) {
+        link.list = static_cast<uint32_t>(lists_.size());
+        lists_.emplace_back();
+      } else {
+        link.list = free_lists_.back();
+        free_lists_.pop_back();
       }
+      lists_[link.list].push_back(link.solo);
     }
-    pool_[link.list + link.count] = c;
+    lists_[link.list].push_back(c);
   }
   ++link.count;
 }
@@ -354,12 +327,13 @@ void FlowNetwork::RemoveCrossing(Link& link, uint32_t pos) {
   --link.count;
   if (link.list == kNoList) return;  // the inline crossing
   // Swap-remove, fixing the back-pointer of the crossing moved into its place.
-  Crossing* list = &pool_[link.list];
-  const Crossing moved = list[link.count];
+  std::vector<Crossing>& list = lists_[link.list];
+  const Crossing moved = list.back();
   list[pos] = moved;
   hops_[moved.hop].pos = pos;
-  if (link.count == 0) {
-    FreeBlock(link.list);
+  list.pop_back();
+  if (list.empty()) {
+    free_lists_.push_back(link.list);
     link.list = kNoList;
   }
 }
@@ -526,16 +500,7 @@ void FlowNetwork::CollectComponent(LinkIndex seed, uint64_t epoch) {
   links_[seed].seen_epoch = epoch;
   comp_links_.push_back(seed);
   for (size_t i = 0; i < comp_links_.size(); ++i) {
-    const std::span<const Crossing> crossings = Crossings(links_[comp_links_[i]]);
-    // The flows of a shared link (a NIC's, in an all-to-all) are independent misses: fetching
-    // their marks and records first overlaps them, where the walk below would wait for each.
-    if (crossings.size() > 1) {
-      for (const Crossing& c : crossings) {
-        __builtin_prefetch(&scratch_[c.slot], /*rw=*/1);
-        __builtin_prefetch(&flows_[c.slot]);
-      }
-    }
-    for (const Crossing& c : crossings) {
+    for (const Crossing& c : Crossings(links_[comp_links_[i]])) {
       const uint32_t slot = c.slot;
       FlowScratch& x = scratch_[slot];
       if (x.seen_epoch == epoch) continue;

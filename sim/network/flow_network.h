@@ -225,9 +225,7 @@ class FlowNetwork {
   // Everything a flow event touches on a link, in one cache line: the hot paths (Activate,
   // Leave, the solver) load each link of a route once, and the link tables of 100,000+ GPU
   // clusters are far larger than the caches. A link crossed by one flow holds that crossing
-  // inline; a second flow moves them to a block of pool_ (kept until the link is idle again),
-  // which the link names directly, so reading a shared link's crossings is one dependent load
-  // (the block) rather than two (a list's header, then its buffer).
+  // inline; a second flow moves them to a list of lists_ (kept until the link is idle again).
   struct alignas(64) Link {
     double capacity = 0;  // bytes/s
     int64_t bytes_carried = 0;
@@ -235,7 +233,7 @@ class FlowNetwork {
     int64_t busy_since_ps = 0;
     uint64_t seen_epoch = 0;  // solver scratch
     Crossing solo{};          // the crossing when list == kNoList and count == 1
-    uint32_t list = kNoList;  // offset in pool_ of its crossings' block, kNoList when inline
+    uint32_t list = kNoList;  // index into lists_ of its crossings, kNoList when inline
     uint32_t count = 0;       // flows in transfer phase, one per crossing
     uint32_t peak = 0;
     uint32_t unfixed = 0;  // solver scratch
@@ -307,9 +305,6 @@ class FlowNetwork {
   void PrefetchAhead(size_t i, size_t n, SlotAt slot_at) const;
   std::span<const Crossing> Crossings(const Link& link) const;
   void AddCrossing(Link& link, Crossing c);
-  // A block of 2^k crossings from pool_ (reused or appended); returns its offset.
-  uint32_t AllocateBlock(uint32_t k);
-  void FreeBlock(uint32_t offset);
   void RemoveCrossing(Link& link, uint32_t pos);
   void Activate(uint32_t slot);
   void Complete(uint32_t slot);
@@ -330,14 +325,11 @@ class FlowNetwork {
   // Link latencies apart from links_, so that starting a flow reads a compact array.
   std::vector<int64_t> latency_ps_;
   std::vector<Flow> flows_;
-  std::vector<FlowScratch> scratch_;  // per slot, see FlowScratch
-  std::vector<uint64_t> tags_;        // per slot, the tag given to Start()
-  std::vector<Hop> hops_;             // every slot's hops, see Hop
-  // Crossings of links crossed by several flows, in blocks of 2^k entries (k >= 1) preceded by
-  // a header entry whose `slot` holds k: a block's crossings are pool_[list, list + count).
-  std::vector<Crossing> pool_;
-  // Offsets of free blocks, by k (see pool_); a block is reused only at its own size.
-  std::vector<std::vector<uint32_t>> free_blocks_;
+  std::vector<FlowScratch> scratch_;          // per slot, see FlowScratch
+  std::vector<uint64_t> tags_;                // per slot, the tag given to Start()
+  std::vector<Hop> hops_;                     // every slot's hops, see Hop
+  std::vector<std::vector<Crossing>> lists_;  // crossings of links crossed by several flows
+  std::vector<uint32_t> free_lists_;
   std::vector<double> residual_;  // solver scratch per link, apart from the hot records
   std::vector<uint32_t> free_slots_;
   internal::TimeBuckets<Pending> activations_;

@@ -377,10 +377,10 @@ std::vector<std::pair<uint64_t, int64_t>> Simulate(const std::vector<LinkSpec>& 
 
 TEST(FlowNetwork, CrossingListsGrowShrinkAndAreReused) {
   // One 1 GB/s link shared by n = 20 flows of k MB (k = 1..20): the list of its crossings
-  // grows through blocks of 2, 4, 8, 16 and 32 and empties one flow at a time. Equal shares:
+  // grows from the inline one to 20 and empties one flow at a time. Equal shares:
   // while n - j + 1 flows remain, each gets 1/(n - j + 1) GB/s, so every 1 MB step of the
   // survivors takes (n - j + 1) ms, and flow k ends at sum_{j=1..k} (n - j + 1) ms. A second
-  // wave after the link is idle (reusing the freed blocks, in reverse start order) repeats
+  // wave after the link is idle (reusing the freed list, in reverse start order) repeats
   // the same times from its own start.
   constexpr int kFlows = 20;
   FlowNetwork net = MakeNetwork({Link(GBps(1))});
