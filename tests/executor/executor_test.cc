@@ -707,7 +707,9 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   s.gather_granularity = "per-parameter";
   s.overlap_grad_reduce = false;
   s.host_time_per_layer = Microseconds(150);
+  s.zero3_max_reuse_distance = 200'000'000;
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
+  EXPECT_EQ(o.schedule.max_reuse_distance, 200'000'000);
   EXPECT_EQ(o.host_time_per_layer, Microseconds(150));
   EXPECT_EQ(o.schedule.gather_granularity, strategies::GatherGranularity::kPerParameter);
   EXPECT_EQ(o.schedule.overlap_grad_reduce, false);
