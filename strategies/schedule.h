@@ -71,10 +71,11 @@ inline constexpr int64_t kDeepSpeedMaxReuseDistance = 1'000'000'000;
 
 // The defaults of the framework a strategy preset stands for: DeepSpeed for zero2, zero3,
 // zero-offload and zero-infinity* (per-parameter fetch under ZeRO-3; overlap_comm false, its
-// documented default); Megatron-LM for megatron and zero1 (its distributed optimizer;
-// overlap_grad_reduce false, its default: gradients reduced after the backward); PyTorch FSDP
-// and DDP for the others (one flat parameter per unit, gradient reduction on its own stream
-// during the backward). An unknown or "custom" name gets the latter. O(1).
+// documented default; stage3_max_reuse_distance 1e9); Megatron-LM for megatron and zero1 (its
+// distributed optimizer; overlap_grad_reduce false, its default: gradients reduced after the
+// backward; its own gradient bucket sizes); PyTorch FSDP and DDP for the others (one flat
+// parameter per unit, gradient reduction on its own stream during the backward). An unknown
+// or "custom" name gets the latter. O(1).
 FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset);
 
 // A gradient bucket that holds a rank's whole gradient (1 PiB, beyond any rank's): the
