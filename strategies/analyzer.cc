@@ -21,6 +21,7 @@
 #include "strategies/cost/arith.h"
 #include "strategies/model.h"
 #include "strategies/pipeline.h"
+#include "strategies/schedule.h"  // FrameworkDefaults, RefetchAfterRecompute
 
 namespace placesim::strategies {
 
@@ -99,6 +100,8 @@ const char* CommPurposeName(CommPurpose p) {
       return "grad-reload";
     case CommPurpose::kParamFetch:
       return "param-fetch";
+    case CommPurpose::kParamRefetch:
+      return "param-refetch";
   }
   return "unknown";
 }
@@ -165,6 +168,9 @@ struct Context {
   Recompute recompute = Recompute::kNone;
   int shard_group = 1;  // dp ranks one ZeRO shard spans (hybrid sharding), dense params
   bool cp_joins_dp = false;
+  // What each dense layer gathers again after its full recompute (DeepSpeed ZeRO-3's reuse
+  // distance); empty when nothing is.
+  LayerRefetch refetch;
 
   const Placement& at(Axis a, State s) const { return strategy->at(a, s); }
   int size(Axis a) const { return strategy->mesh.size(a); }
@@ -342,9 +348,11 @@ constexpr ModelPart kWholeModel{"all", CommPurpose::kGradSync, CommPurpose::kGra
 
 // Gradient and parameter traffic of one data-parallel group (see the table in analyzer.h).
 // `n` ranks share a shard; `replicas` groups of them hold identical shards (hybrid).
+// `refetch`: the bytes gathered again per micro-batch after full recompute (dense part, S*).
 void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char* group_name,
                          Mode theta, Mode omega, Mode grad, int64_t n, int64_t replicas,
-                         int64_t slice_elems, const ModelPart& model_part) {
+                         int64_t slice_elems, const ModelPart& model_part,
+                         Bytes refetch = Bytes::Zero()) {
   const char* part = model_part.name;
   if (slice_elems <= 0) return;
   const Bytes grads = Bytes::Count(slice_elems * c.bpp.grads);
@@ -377,6 +385,13 @@ void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char
                   fmt::format("{} params all-gathered over {} before use, in forward and again "
                               "in backward, every micro-batch",
                               part, group_name));
+    if (theta == Mode::kShardedGather) {
+      AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, refetch, c.m,
+                    CommPurpose::kParamRefetch,
+                    fmt::format("{} weight matrices all-gathered over {} again after each "
+                                "layer's recompute, released in it (stage3_max_reuse_distance)",
+                                part, group_name));
+    }
   } else if (o_sharded && theta == Mode::kReplicated) {
     AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 1,
                   model_part.updated_param_gather,
@@ -573,15 +588,20 @@ void AddDataParallelCollectives(const Context& c, int i, RankRole& role) {
   const int64_t expert_n = any_sharded_dp ? std::min<int64_t>(c.shard_group, expert_dp) : expert_dp;
   const int64_t expert_replicas = expert_dp / std::max<int64_t>(expert_n, 1);
   const auto [dt, dom, dg] = modes(Axis::kData);
+  // Every layer of the stage (dense models only) gathers c.refetch's share again per
+  // micro-batch, as the schedule's RefetchForBackward does.
+  const int64_t layer_elems = c.arch ? LayerDenseElements(c.params, c.tp, false) : 0;
+  const Bytes refetch =
+      c.refetch.Of(Bytes::Count(layer_elems * c.bpp.params)) * (c.arch ? StageLayers(c, i) : 0);
   if (c.cp_joins_dp) {
     const std::string name = "dp x cp";
     AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, dense_n * c.cp,
-                        dense_replicas, g_slice.dense, kDensePart);
+                        dense_replicas, g_slice.dense, kDensePart, refetch);
     AddDataParallelComm(c, role, Axis::kData, name.c_str(), dt, dom, dg, expert_n * c.cp,
                         expert_replicas, g_slice.expert, kExpertPart);
   } else {
     AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, dense_n, dense_replicas,
-                        g_slice.dense, kDensePart);
+                        g_slice.dense, kDensePart, refetch);
     AddDataParallelComm(c, role, Axis::kData, "dp", dt, dom, dg, expert_n, expert_replicas,
                         g_slice.expert, kExpertPart);
     if (c.cp > 1) {
@@ -1337,6 +1357,19 @@ Context MakeContext(const ModelSpec& model, const TrainingSpec& training,
   }
   const int g = strategy.shard_group_size;
   c.shard_group = (g > 0 && g <= c.dp && c.dp % g == 0) ? g : c.dp;
+  // DeepSpeed's re-fetch after recompute: per-parameter gathers of a dense model under full
+  // recompute, with a reuse distance (the scenario's, else the preset's framework's). Only S*
+  // parameters are gathered, which AddDataParallelComm checks.
+  const FrameworkOverheads framework = FrameworkDefaults(strategy.name);
+  const bool per_parameter =
+      options.gather_per_parameter.value_or(framework.gather == GatherGranularity::kPerParameter);
+  const std::optional<int64_t> reuse = options.max_reuse_distance.has_value()
+                                           ? options.max_reuse_distance
+                                           : framework.max_reuse_distance;
+  if (c.arch && reuse.has_value() && per_parameter && model.transformer.experts <= 1 &&
+      c.recompute == Recompute::kFull && !c.Offloaded(State::kParams)) {
+    c.refetch = RefetchAfterRecompute(model.transformer, c.tp, *reuse);
+  }
   if (c.cp > 1) {
     c.cp_joins_dp = true;
     for (State s : kModelStates) {

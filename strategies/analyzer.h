@@ -37,6 +37,9 @@
 #ifndef PLACESIM_STRATEGIES_ANALYZER_H_
 #define PLACESIM_STRATEGIES_ANALYZER_H_
 
+#include <cstdint>
+#include <optional>
+
 #include "base/status.h"
 #include "strategies/plan.h"
 #include "strategies/spec.h"
@@ -49,6 +52,14 @@ struct AnalyzeOptions {
   // prefetch). Default 1: two units are live, the one computing and the one arriving.
   // Larger hides more latency and costs one unit of memory each.
   int prefetch_depth = 1;
+  // Framework overheads that move bytes (docs/overheads.md); unset: the defaults of the
+  // strategy preset's framework (FrameworkDefaults, strategies/schedule.h). Whether ZeRO-3
+  // gathers each weight matrix on its own (DeepSpeed) or a unit at once (FSDP), and DeepSpeed's
+  // stage3_max_reuse_distance in elements (>= 0): with per-parameter gathers under full
+  // recompute, the matrices it releases between a layer's recompute and its backward are
+  // all-gathered again, every micro-batch (CommPurpose::kParamRefetch).
+  std::optional<bool> gather_per_parameter;
+  std::optional<int64_t> max_reuse_distance;
 };
 
 // Builds the plan. Returns kInvalidArgument (every problem at once, one per line) only when

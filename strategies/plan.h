@@ -100,6 +100,9 @@ enum class CommPurpose : uint8_t {
   kGradOffload,          // grad shard offloaded after backward
   kGradReload,           // grad shard brought back for the device optimizer step
   kParamFetch,           // offloaded param shard fetched before its all-gather
+  // Data-parallel again: the weight matrices DeepSpeed ZeRO-3 released after a layer's full
+  // recompute, all-gathered again for its backward (stage3_max_reuse_distance).
+  kParamRefetch,
 };
 // A stable identifier: "grad-sync", "expert-grad-sync", ... (kebab case of the value).
 const char* CommPurposeName(CommPurpose p);

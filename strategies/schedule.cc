@@ -35,20 +35,86 @@ FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset) {
   // Megatron-LM: DistributedDataParallelConfig.overlap_grad_reduce defaults to false
   // (megatron/core/distributed/distributed_data_parallel_config.py); finish_grad_sync then
   // reduces the gradient buffer after the last micro-batch's backward.
-  // Both block on their pipeline exchanges: Megatron-LM waits for its batch_isend_irecv and
-  // synchronizes (batch_p2p_comm, batch_p2p_sync default true in model_parallel_config.py);
-  // DeepSpeed's pipeline engine sends and receives synchronously (runtime/pipe/p2p.py).
+  // Its DDP also sizes the gradient buckets itself (GradientBucket). Both frameworks block on
+  // their pipeline exchanges: Megatron-LM waits for its batch_isend_irecv and synchronizes
+  // (batch_p2p_comm, batch_p2p_sync default true in model_parallel_config.py); DeepSpeed's
+  // pipeline engine sends and receives synchronously (runtime/pipe/p2p.py).
   const bool megatron = strategy_preset == "megatron" || strategy_preset == "zero1";
-  if (megatron) return FrameworkOverheads{.overlap_grad_reduce = false, .blocking_p2p = true};
+  if (megatron) {
+    return FrameworkOverheads{
+        .overlap_grad_reduce = false, .blocking_p2p = true, .megatron_buckets = true};
+  }
   if (!deepspeed) return FrameworkOverheads{};
+  // stage3_max_reuse_distance (default 1e9) is read by the ZeRO-3 coordinator, which the
+  // per-parameter gathers of the other DeepSpeed stages never reach.
   return FrameworkOverheads{.gather = GatherGranularity::kPerParameter,
                             .overlap_grad_reduce = false,
-                            .blocking_p2p = true};
+                            .blocking_p2p = true,
+                            .max_reuse_distance = kDeepSpeedMaxReuseDistance};
+}
+
+Bytes GradientBucket(std::optional<Bytes> set, const StrategySpec& strategy,
+                     const TrainingSpec& training, std::optional<bool> overlap_grad_reduce) {
+  if (set.has_value()) return *set;
+  const FrameworkOverheads framework = FrameworkDefaults(strategy.name);
+  if (!framework.megatron_buckets) return kDefaultGradientBucket;
+  // Megatron-LM's DistributedDataParallel: DistributedDataParallelConfig.bucket_size unset
+  // resolves to max(40000000, 1000000 * dp_size) parameters ("larger DP sizes need larger
+  // buckets to ensure collectives do not become latency-bound"), and to None, one bucket for
+  // the whole buffer, without overlap_grad_reduce (megatron/core/distributed/
+  // distributed_data_parallel.py and distributed_data_parallel_config.py; docs/overheads.md).
+  if (!overlap_grad_reduce.value_or(framework.overlap_grad_reduce)) return kWholeGradientBucket;
+  const int64_t params = std::max<int64_t>(40'000'000, int64_t{1'000'000} * strategy.mesh.dp);
+  return Bytes::Count(params * BytesPerParameter(training).grads);
+}
+
+std::vector<int64_t> LayerWeightMatrices(const TransformerSpec& t) {
+  const int64_t h = t.hidden;
+  const int64_t a = t.heads;
+  const int64_t d = t.head_dim > 0 ? t.head_dim : h / std::max<int64_t>(1, a);
+  const int64_t kv = t.kv_heads > 0 ? t.kv_heads : a;
+  const int64_t f = t.ffn_hidden > 0 ? t.ffn_hidden : 4 * h;
+  std::vector<int64_t> m = {h * (a * d + 2 * kv * d), a * d * h, h * f, f * h};
+  // A gated MLP's gate, up and down projections are the same size, so their order does not
+  // change any distance below.
+  if (t.gated_mlp) m.push_back(h * f);
+  return m;
+}
+
+Bytes LayerRefetch::Of(Bytes layer_bytes) const {
+  if (total <= 0) return Bytes::Zero();
+  return Bytes::Count(
+      static_cast<int64_t>(static_cast<__int128>(layer_bytes.count()) * refetched / total));
+}
+
+LayerRefetch RefetchAfterRecompute(const TransformerSpec& t, int64_t tp,
+                                   int64_t max_reuse_distance) {
+  const std::vector<int64_t> m = LayerWeightMatrices(t);
+  LayerRefetch out;
+  // after: the tp rank's elements of the matrices used after matrix i in the forward.
+  int64_t after = 0;
+  std::vector<bool> released(m.size(), false);
+  for (size_t i = m.size(); i-- > 0;) {
+    released[i] = 2 * after >= max_reuse_distance;
+    after += m[i] / std::max<int64_t>(1, tp);
+  }
+  for (size_t i = 0; i < m.size(); ++i) {
+    out.total += m[i];
+    if (!released[i]) continue;
+    out.matrices.push_back(m[i]);
+    out.refetched += m[i];
+  }
+  return out;
 }
 
 AnalyzeOptions ScheduleAnalyzeOptions(const ScheduleOptions& options) {
   AnalyzeOptions analyze_options;
   analyze_options.prefetch_depth = std::max(0, options.prefetch_depth);
+  if (options.gather_granularity.has_value()) {
+    analyze_options.gather_per_parameter =
+        *options.gather_granularity == GatherGranularity::kPerParameter;
+  }
+  analyze_options.max_reuse_distance = options.max_reuse_distance;
   return analyze_options;
 }
 

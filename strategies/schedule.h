@@ -62,21 +62,75 @@ struct FrameworkOverheads {
   // compute waits for every transfer posted with it. false: sends on the p2p stream as soon
   // as their data is ready (PyTorch's own async p2p).
   bool blocking_p2p = false;
+  // Gradient buckets sized as Megatron-LM's DDP sizes them (GradientBucket) instead of
+  // PyTorch DDP's fixed bucket_cap_mb of 25 MiB.
+  bool megatron_buckets = false;
+  // DeepSpeed ZeRO-3's stage3_max_reuse_distance, in parameter elements: under full
+  // recompute with per-parameter gathers, the weight matrices whose backward lies at least
+  // this many fetched elements after their recompute are released and gathered again
+  // (LayerRefetch). Unset: parameters are never released between recompute and backward.
+  std::optional<int64_t> max_reuse_distance;
 };
+
+// stage3_max_reuse_distance's documented default, 1e9 elements (deepspeed.ai/docs/config-json).
+inline constexpr int64_t kDeepSpeedMaxReuseDistance = 1'000'000'000;
 
 // The defaults of the framework a strategy preset stands for: DeepSpeed for zero2, zero3,
 // zero-offload and zero-infinity* (per-parameter fetch under ZeRO-3; overlap_comm false, its
-// documented default); Megatron-LM for megatron and zero1 (its distributed optimizer;
-// overlap_grad_reduce false, its default: gradients reduced after the backward); both
-// frameworks' pipeline exchanges block (blocking_p2p); PyTorch FSDP and DDP for the others (one
-// flat parameter per unit, gradient reduction on its own stream during the backward). An unknown or
-// "custom" name gets the latter. O(1).
+// documented default; stage3_max_reuse_distance 1e9); Megatron-LM for megatron and zero1 (its
+// distributed optimizer; overlap_grad_reduce false, its default: gradients reduced after the
+// backward; its own gradient bucket sizes); both frameworks' pipeline exchanges block
+// (blocking_p2p); PyTorch FSDP and DDP for the others (one flat parameter per unit, gradient
+// reduction on its own stream during the backward). An unknown or "custom" name gets the
+// latter. O(1).
 FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset);
+
+// A gradient bucket that holds a rank's whole gradient (1 PiB, beyond any rank's): the
+// data-parallel sync then starts after the last backward, overlapping none of it.
+inline constexpr Bytes kWholeGradientBucket = Bytes::Count(int64_t{1} << 50);
+
+// PyTorch DDP's bucket_cap_mb = 25: the bucket of every framework but Megatron-LM.
+inline constexpr Bytes kDefaultGradientBucket = MiB(25);
+
+// The gradient bucket a schedule uses: `set` when given (>= 1 byte), else the framework
+// default of the strategy's preset. Megatron-LM (megatron, zero1): without
+// overlap_grad_reduce the whole gradient buffer is one bucket (kWholeGradientBucket); with
+// it, max(40,000,000, 1,000,000 x dp) parameters of the gradient dtype the schedule reduces
+// (BytesPerParameter(training).grads). Every other preset: kDefaultGradientBucket.
+// `overlap_grad_reduce` unset is the preset's default. O(1).
+Bytes GradientBucket(std::optional<Bytes> set, const StrategySpec& strategy,
+                     const TrainingSpec& training, std::optional<bool> overlap_grad_reduce);
+
+// The weight matrices of one transformer layer in the order its forward uses them, in
+// elements before any sharding: the fused Q/K/V projection, the output projection, and the
+// MLP's two (three when gated) matrices. Multi-latent attention is counted as plain
+// projections of its head width; the norms and biases are left out. O(1).
+std::vector<int64_t> LayerWeightMatrices(const TransformerSpec& t);
+
+// What DeepSpeed ZeRO-3 gathers again for a dense layer's backward after its full recompute
+// (docs/overheads.md, "Re-fetch after recompute"). Its PartitionedParameterCoordinator
+// releases a module's parameters after use unless they recur within max_reuse_distance
+// elements of the modules traced next. Between a layer's recompute forward and its backward
+// the trace is M_1 .. M_k (recompute) then M_k .. M_1 (backward), so matrix i recurs after
+// D_i = 2 x (s_{i+1} + ... + s_k) elements, s_j the tp rank's elements of matrix j; it is
+// released, and fetched again, when D_i >= max_reuse_distance.
+struct LayerRefetch {
+  std::vector<int64_t> matrices;  // the re-fetched matrices' elements, forward order
+  int64_t refetched = 0;          // their sum
+  int64_t total = 0;              // the sum over all of the layer's matrices
+  // The share of a layer's gathered bytes that is gathered again:
+  // floor(layer_bytes x refetched / total). Plan and schedule both count it this way.
+  Bytes Of(Bytes layer_bytes) const;
+};
+// REQUIRES: tp >= 1, max_reuse_distance >= 0. O(1).
+LayerRefetch RefetchAfterRecompute(const TransformerSpec& t, int64_t tp,
+                                   int64_t max_reuse_distance);
 
 struct ScheduleOptions {
   // Gradient bucket size (PyTorch DDP bucket_cap_mb = 25, i.e. 25 MiB; DeepSpeed's
-  // reduce_bucket_size plays the same role for ZeRO-1/2). Must be >= 1 byte.
-  Bytes bucket_bytes = MiB(25);
+  // reduce_bucket_size plays the same role for ZeRO-1/2). Must be >= 1 byte. Unset: the
+  // framework's (GradientBucket).
+  std::optional<Bytes> bucket_bytes = std::nullopt;
   // Units gathered ahead of the one in use under S* or streamed under O (as AnalyzeOptions).
   int prefetch_depth = 1;
   // Replicated gradients: synchronize after every micro-batch instead of only after the last
@@ -99,6 +153,8 @@ struct ScheduleOptions {
   std::optional<GatherGranularity> gather_granularity = std::nullopt;
   std::optional<bool> overlap_grad_reduce = std::nullopt;
   std::optional<bool> blocking_p2p = std::nullopt;
+  // DeepSpeed ZeRO-3's stage3_max_reuse_distance in elements, >= 0 (FrameworkOverheads).
+  std::optional<int64_t> max_reuse_distance = std::nullopt;
 };
 
 // Whether `status` is BuildSchedules' refusal of a step over options.max_ops (and not another
@@ -106,7 +162,7 @@ struct ScheduleOptions {
 bool IsOpLimitRefusal(const Status& status);
 
 // One schedule per pipeline stage, in stage order (one when pp = 1), every kRecv's match set.
-// Errors: kInvalidArgument for inputs Analyze rejects or bucket_bytes < 1 byte;
+// Errors: kInvalidArgument for inputs Analyze rejects or a set bucket_bytes < 1 byte;
 // kFailedPrecondition, naming the reason, for what is not generated (docs/schedule.md,
 // "Scope": an axis whose model states are not sliced on it, cp states placed unlike dp's,
 // ep > 1 with offloaded states or hybrid shard groups, M / O activations on tp, offloaded or
@@ -120,7 +176,8 @@ StatusOr<std::vector<Schedule>> BuildSchedules(const ModelSpec& model, const Tra
                                                const topology::ClusterSpec& cluster,
                                                const ScheduleOptions& options = {});
 
-// The analyze options a schedule built with `options` agrees with (its prefetch depth).
+// The analyze options a schedule built with `options` agrees with (its prefetch depth, gather
+// granularity and reuse distance).
 AnalyzeOptions ScheduleAnalyzeOptions(const ScheduleOptions& options);
 
 // BuildSchedules for a caller that already holds the plan, so a simulation analyzes once.

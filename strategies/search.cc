@@ -297,8 +297,9 @@ void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, int6
                         bool gathered_params, bool blocking_reduce, Bytes bucket,
                         const Links& links, RoleComm& k) {
   const Bytes s = col.buffer_bytes;
-  const bool per_unit =
-      col.count == 2 * plan.micro_batches || (col.state == State::kGrads && gathered_params);
+  const bool refetch = col.reason == CommPurpose::kParamRefetch;
+  const bool per_unit = col.count == 2 * plan.micro_batches || refetch ||
+                        (col.state == State::kGrads && gathered_params);
   const int64_t calls =
       per_unit ? std::max<int64_t>(1, units) : cost::CeilDiv(s.count(), bucket.count());
   const Bytes last = per_unit ? s / calls : s - bucket * (calls - 1);
@@ -314,6 +315,8 @@ void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, int6
     k.k_fwd += one;
     k.k_bwd += one;
     k.head = std::max(k.head, last_call);
+  } else if (refetch) {
+    k.k_bwd += one;  // matrices gathered again after each micro-batch's recompute
   } else if (col.state == State::kParams) {
     k.k_after += one;  // updated replicated params, after the sharded optimizer step
   } else if (col.count == plan.micro_batches && plan.micro_batches > 1) {
@@ -551,9 +554,11 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
         s.candidate.tp_comm_overlap = variants[static_cast<size_t>(i)].first;
         s.candidate.gradient_bucket = variants[static_cast<size_t>(i)].second;
         s.candidate.order = order + i;
-        s.estimate = EstimateStep(model, training, *strategy, cluster, *plan,
-                                  CandidateBucket(s.candidate, options.gradient_bucket),
-                                  s.candidate.tp_comm_overlap.value_or(false));
+        s.estimate =
+            EstimateStep(model, training, *strategy, cluster, *plan,
+                         GradientBucket(CandidateBucket(s.candidate, options.gradient_bucket),
+                                        *strategy, training, std::nullopt),
+                         s.candidate.tp_comm_overlap.value_or(false));
         s.memory = plan->largest().memory.total;
         s.capacity = plan->largest().memory.capacity;
         r.feasible.push_back(std::move(s));
@@ -835,8 +840,9 @@ TrainingSpec CandidateTraining(const Candidate& c, const TrainingSpec& base) {
   return t;
 }
 
-Bytes CandidateBucket(const Candidate& c, Bytes search_bucket) {
-  return c.gradient_bucket > Bytes::Zero() ? c.gradient_bucket : search_bucket;
+std::optional<Bytes> CandidateBucket(const Candidate& c, std::optional<Bytes> search_bucket) {
+  if (c.gradient_bucket > Bytes::Zero()) return c.gradient_bucket;
+  return search_bucket;
 }
 
 bool UsesGradientBuckets(const StrategySpec& strategy) {

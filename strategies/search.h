@@ -131,15 +131,12 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "strategies/analyzer.h"
+#include "strategies/schedule.h"  // kWholeGradientBucket, GradientBucket
 #include "strategies/spec.h"
 #include "topology/mesh.h"
 #include "topology/spec.h"
 
 namespace placesim::strategies {
-
-// A gradient bucket that holds a rank's whole gradient (1 PiB, beyond any rank's): the
-// data-parallel sync then starts after the last backward, overlapping none of it.
-inline constexpr Bytes kWholeGradientBucket = Bytes::Count(int64_t{1} << 50);
 
 // The values every knob may take. Each list is in preference order (the tie-break).
 struct SearchSpace {
@@ -214,7 +211,8 @@ struct Candidate {
   // Unset: the scenario's (training.flash_attention, simulation.tp_comm_overlap).
   std::optional<bool> flash_attention;
   std::optional<bool> tp_comm_overlap;
-  // Bytes::Zero(): the search's (SearchOptions::gradient_bucket, the scenario's).
+  // Bytes::Zero(): the search's (SearchOptions::gradient_bucket, the scenario's, else the
+  // framework's).
   Bytes gradient_bucket;
   // Position in the preference order; unique within one search.
   int64_t order = 0;
@@ -229,8 +227,9 @@ std::string CandidateLabel(const Candidate& c);
 // for an unknown preset.
 StatusOr<StrategySpec> CandidateStrategy(const Candidate& c, const topology::ClusterSpec& cluster);
 TrainingSpec CandidateTraining(const Candidate& c, const TrainingSpec& base);
-// The gradient bucket of a candidate: its own, or `search_bucket` when it sets none.
-Bytes CandidateBucket(const Candidate& c, Bytes search_bucket);
+// The gradient bucket of a candidate: its own, or `search_bucket` when it sets none (unset:
+// the framework default, resolved by GradientBucket for the candidate's strategy).
+std::optional<Bytes> CandidateBucket(const Candidate& c, std::optional<Bytes> search_bucket);
 // Whether the strategy synchronizes gradients by bucket: dp·cp > 1 with Θ replicated on dp
 // (S* and offloaded Θ go unit by unit, and one data-parallel rank syncs nothing).
 bool UsesGradientBuckets(const StrategySpec& strategy);
@@ -270,8 +269,9 @@ struct ScreenedCandidate {
 
 struct SearchOptions {
   int jobs = 1;  // threads; the result does not depend on it
-  // The bucket that stays exposed after backward (PyTorch DDP bucket_cap_mb = 25).
-  Bytes gradient_bucket = MiB(25);
+  // The bucket that stays exposed after backward; unset: each candidate's framework default
+  // (GradientBucket: Megatron-LM's for megatron and zero1, PyTorch DDP's 25 MiB otherwise).
+  std::optional<Bytes> gradient_bucket;
   AnalyzeOptions analyze;
 };
 

@@ -203,11 +203,16 @@ void AddExhaustiveKnobs(const strategies::Candidate& c, const Scenario& scenario
   j["tp_comm_overlap"] =
       c.mesh.tp > 1 && c.tp_comm_overlap.value_or(scenario.simulation.tp_comm_overlap);
   StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, scenario.cluster);
-  const Bytes bucket = strategies::CandidateBucket(c, scenario.simulation.gradient_bucket_size);
-  j["gradient_bucket"] = !strategy.ok() || !strategies::UsesGradientBuckets(*strategy)
-                             ? std::string("-")
-                         : bucket == strategies::kWholeGradientBucket ? std::string("whole")
-                                                                      : ToString(bucket);
+  if (!strategy.ok() || !strategies::UsesGradientBuckets(*strategy)) {
+    j["gradient_bucket"] = "-";
+    return;
+  }
+  // The bucket tier 2 simulated: unset in candidate and scenario, the preset's framework's.
+  const Bytes bucket = strategies::GradientBucket(
+      strategies::CandidateBucket(c, scenario.simulation.gradient_bucket_size), *strategy,
+      strategies::CandidateTraining(c, scenario.training), scenario.simulation.overlap_grad_reduce);
+  j["gradient_bucket"] =
+      bucket == strategies::kWholeGradientBucket ? std::string("whole") : ToString(bucket);
 }
 
 Json CostPartsJson(const strategies::StepEstimate& estimate) {

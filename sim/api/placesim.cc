@@ -73,8 +73,15 @@ StatusOr<Scenario> LoadScenario(const std::string& path,
 
 // -------------------------------------------------------------------------------- analyze
 StatusOr<Plan> Analyze(const Scenario& scenario) {
-  return strategies::Analyze(scenario.model, scenario.training, scenario.strategy,
-                             scenario.cluster);
+  // The framework overheads that move bytes, as the simulation takes them, so that analyze's
+  // volumes are the simulated ones.
+  strategies::AnalyzeOptions options;
+  if (scenario.simulation.gather_granularity.has_value()) {
+    options.gather_per_parameter = *scenario.simulation.gather_granularity == "per-parameter";
+  }
+  options.max_reuse_distance = scenario.simulation.zero3_max_reuse_distance;
+  return strategies::Analyze(scenario.model, scenario.training, scenario.strategy, scenario.cluster,
+                             options);
 }
 
 // ------------------------------------------------------------------------------- simulate

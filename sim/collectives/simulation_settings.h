@@ -23,9 +23,11 @@ struct SimulationSettings {
   // "auto" (default: per call, NCCL-like; sim/collectives/registry.h) or a registered
   // collective algorithm ("ring", "tree", "hierarchical", "pairwise"), forced where it applies.
   std::string collective_algorithm = "auto";
-  // PyTorch DDP's bucket_cap_mb = 25. Trade-off: smaller buckets overlap more of the gradient
-  // sync with backward but pay the collective latency more often. >= 1 byte.
-  Bytes gradient_bucket_size = MiB(25);
+  // Trade-off: smaller buckets overlap more of the gradient sync with backward but pay the
+  // collective latency more often. >= 1 byte. Unset: the strategy preset's framework's
+  // (strategies::GradientBucket: Megatron-LM's rule for megatron and zero1, PyTorch DDP's
+  // bucket_cap_mb = 25 MiB otherwise); set, it holds for every framework.
+  std::optional<Bytes> gradient_bucket_size;
   // Units gathered ahead of use under S* (and streamed ahead under O), 0 to 64. Deeper
   // prefetch hides more of the gathers and holds more gathered parameters.
   int prefetch_depth = 1;
@@ -44,6 +46,9 @@ struct SimulationSettings {
   // Pipeline exchanges as rendezvous that hold the compute stream (true), or sends on their
   // own stream (false).
   std::optional<bool> blocking_p2p;
+  // DeepSpeed ZeRO-3's stage3_max_reuse_distance in parameter elements, 0 to 1e15: weight
+  // matrices released between a layer's full recompute and its backward are gathered again.
+  std::optional<int64_t> zero3_max_reuse_distance;
   // Host time to issue one layer's kernels per pass; the GPU waits when they are shorter.
   Duration host_time_per_layer = Duration::Zero();
 };

@@ -8,6 +8,7 @@
 
 #include "sim/export/internal.h"
 #include "strategies/model.h"
+#include "strategies/schedule.h"
 
 namespace placesim::exporting::internal {
 namespace {
@@ -92,8 +93,13 @@ int64_t GradientAccumulationSteps(const sim::Scenario& scenario) {
   return per_step > 0 ? scenario.training.global_batch / per_step : 1;
 }
 
-int64_t BucketElements(Bytes bucket, const strategies::TrainingSpec& training) {
-  return bucket.count() / strategies::BytesPerParameter(training).grads;
+Bytes SimulatedBucket(const sim::Scenario& scenario) {
+  return strategies::GradientBucket(scenario.simulation.gradient_bucket_size, scenario.strategy,
+                                    scenario.training, scenario.simulation.overlap_grad_reduce);
+}
+
+int64_t BucketElements(const sim::Scenario& scenario) {
+  return SimulatedBucket(scenario).count() / strategies::BytesPerParameter(scenario.training).grads;
 }
 
 std::string Decimal(double v) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "sim/export/internal.h"
@@ -77,7 +78,7 @@ void CheckAxes(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f) 
 Json ZeroSection(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f) {
   Json z;
   z["stage"] = p.zero_stage;
-  const int64_t bucket = BucketElements(sc.simulation.gradient_bucket_size, sc.training);
+  const int64_t bucket = BucketElements(sc);
   if (p.zero_stage >= 1) {
     // The value the simulation ran with, so the exported job is the simulated one: the
     // scenario's simulation.overlap_grad_reduce, else the preset's framework default
@@ -100,6 +101,13 @@ Json ZeroSection(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f
     const int64_t per_layer = strategies::CountParameters(sc.model.transformer).per_layer();
     z["stage3_prefetch_bucket_size"] =
         int64_t{sc.simulation.prefetch_depth} * sc.strategy.layers_per_unit * per_layer;
+    // The reuse distance the simulation ran with (the scenario's, else the preset's framework
+    // default: DeepSpeed's 1e9 for the DeepSpeed presets; none otherwise, left to DeepSpeed).
+    const std::optional<int64_t> reuse =
+        sc.simulation.zero3_max_reuse_distance.has_value()
+            ? sc.simulation.zero3_max_reuse_distance
+            : strategies::FrameworkDefaults(sc.strategy.name).max_reuse_distance;
+    if (reuse.has_value()) z["stage3_max_reuse_distance"] = *reuse;
   }
   if (p.hybrid()) {
     if (p.zero_stage == 3) {

@@ -63,9 +63,13 @@ DataParallelPlan ReadDataParallel(const strategies::StrategySpec& strategy, Find
 // has checked that it divides.
 int64_t GradientAccumulationSteps(const sim::Scenario& scenario);
 
-// The gradient bucket in elements of the gradients placesim's G holds (2 bytes, 4 with
+// The gradient bucket the simulation of `scenario` uses: simulation.gradient_bucket_size, else
+// the preset's framework default (strategies::GradientBucket).
+Bytes SimulatedBucket(const sim::Scenario& scenario);
+
+// The simulated bucket in elements of the gradients placesim's G holds (2 bytes, 4 with
 // training.main_grads_fp32): the frameworks size their buckets in elements, placesim in bytes.
-int64_t BucketElements(Bytes bucket, const strategies::TrainingSpec& training);
+int64_t BucketElements(const sim::Scenario& scenario);
 
 // "1", "0.5": the shortest decimal that reads back as `v`.
 std::string Decimal(double v);

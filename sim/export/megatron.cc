@@ -16,6 +16,7 @@
 
 #include "sim/export/internal.h"
 #include "strategies/model.h"
+#include "strategies/schedule.h"
 
 namespace placesim::exporting::internal {
 namespace {
@@ -134,7 +135,11 @@ void ParallelArgs(const sim::Scenario& sc, Findings& f, Args& a) {
   RankOrderArgs(sc.strategy, f, a);
 }
 
-// The gradient sync of replicated parameters: bucketed and overlapped with backward.
+// The gradient sync of replicated parameters as the simulation ran it. With overlap (the
+// scenario's simulation.overlap_grad_reduce, else the preset's framework default): buckets of
+// the simulated size reduced during backward. Without it (Megatron-LM's default): no flag, and
+// Megatron-LM reduces the whole buffer as one bucket after the backward, ignoring
+// --ddp-bucket-size, so a smaller simulated bucket cannot be carried over and is noted.
 void GradientSyncArgs(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f, Args& a) {
   const topology::MeshShape& m = sc.strategy.mesh;
   if (int64_t{m.dp} * m.cp == 1 || p.zero_stage == 3) return;
@@ -142,10 +147,21 @@ void GradientSyncArgs(const sim::Scenario& sc, const DataParallelPlan& p, Findin
     f.Refuse("gradient sync after every micro-batch",
              "Megatron-LM reduces gradients once per step, after the last micro-batch");
   }
+  const bool overlap = sc.simulation.overlap_grad_reduce.value_or(
+      strategies::FrameworkDefaults(sc.strategy.name).overlap_grad_reduce);
+  const Bytes bucket = SimulatedBucket(sc);
+  if (!overlap) {
+    if (bucket != strategies::kWholeGradientBucket) {
+      f.Note(fmt::format("simulation.gradient_bucket_size {} bytes is not exported: without "
+                         "--overlap-grad-reduce Megatron-LM reduces the whole gradient buffer "
+                         "as one bucket after the backward",
+                         bucket.count()));
+    }
+    return;
+  }
   a.Add("--overlap-grad-reduce", "", "buckets reduced during backward");
-  a.Add("--ddp-bucket-size", BucketElements(sc.simulation.gradient_bucket_size, sc.training),
-        fmt::format("simulation.gradient_bucket_size {} bytes / {} bytes per gradient",
-                    sc.simulation.gradient_bucket_size.count(),
+  a.Add("--ddp-bucket-size", BucketElements(sc),
+        fmt::format("simulated gradient bucket {} bytes / {} bytes per gradient", bucket.count(),
                     strategies::BytesPerParameter(sc.training).grads));
 }
 

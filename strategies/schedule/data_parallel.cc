@@ -243,14 +243,7 @@ void StageBuilder::PlanUses() {
 // multi-latent attention is counted as if it had the plain projections of its head width.
 std::vector<int64_t> StageBuilder::GatherParts(const Unit& unit) const {
   if (!ctx_.gather_per_parameter || unit.layer_end == unit.layer_begin) return {1};
-  const TransformerSpec& t = ctx_.model->transformer;
-  const int64_t h = t.hidden;
-  const int64_t a = t.heads;
-  const int64_t d = t.head_dim > 0 ? t.head_dim : h / std::max<int64_t>(1, a);
-  const int64_t kv = t.kv_heads > 0 ? t.kv_heads : a;
-  const int64_t f = t.ffn_hidden > 0 ? t.ffn_hidden : 4 * h;
-  std::vector<int64_t> layer = {h * (a * d + 2 * kv * d), a * d * h, h * f, f * h};
-  if (t.gated_mlp) layer.push_back(h * f);
+  const std::vector<int64_t> layer = LayerWeightMatrices(ctx_.model->transformer);
   std::vector<int64_t> parts;
   for (int32_t l = unit.layer_begin; l < unit.layer_end; ++l)
     parts.insert(parts.end(), layer.begin(), layer.end());
@@ -305,6 +298,24 @@ void StageBuilder::EmitGather(int64_t j) {
                {before});
   }
   gather_of_[static_cast<size_t>(j)] = last;
+}
+
+// DeepSpeed ZeRO-3 released these matrices of layer l after its recompute (their backward
+// lies at least max_reuse_distance fetched elements later, ctx.refetch) and fetches them
+// again: one all-gather each, after the recompute's last op `after`, which the backward
+// waits for. They land in the unit's gathered buffer, held from the unit's gather to the end
+// of its backward as the plan counts it, so no memory is added. Returns the last, or -1.
+int32_t StageBuilder::RefetchForBackward(int32_t l, int32_t u, int32_t mb, int32_t after) {
+  if (ctx_.refetch.matrices.empty()) return -1;
+  const Bytes layer = Bytes::Count(ctx_.PassOf(l).layer_elements * ctx_.bpp.params);
+  int32_t last = -1;
+  for (int64_t part : Split(ctx_.refetch.Of(layer).count(), ctx_.refetch.matrices)) {
+    if (part == 0) continue;
+    last = Add(DpCollectiveOp(CollectiveKind::kAllGather, State::kParams, ctx_.shard_group, ctx_.n,
+                              Bytes::Count(part), Phase::kBackwardInput, u, mb),
+               {after});
+  }
+  return last;
 }
 
 // Use j begins: its gather must be done (the compute depends on it); issue the gather of use

@@ -397,7 +397,12 @@ int32_t StageBuilder::BackwardLayers(const Unit& unit, int32_t u, int32_t gate, 
                       Stream::kCompute, Phase::kRecompute, l, mb);
       rebuilt_by = RecomputeLayer(l, u, mb, first_dep);
     }
-    const int32_t input_gate = ctx_.recompute == Recompute::kNone ? first_dep : -1;
+    // After the recompute, what the framework released in it comes back for the backward.
+    const int32_t refetched =
+        ctx_.recompute == Recompute::kFull
+            ? RefetchForBackward(l, u, mb, static_cast<int32_t>(sched_.ops.size()) - 1)
+            : -1;
+    const int32_t input_gate = ctx_.recompute == Recompute::kNone ? first_dep : refetched;
     input_grad = BackwardInputLayer(l, u, mb, input_gate, rebuilt_by, chain);
     if (!ctx_.t_gather) OpenBuckets(st, false, dense_grads, mb);
     if (ctx_.split_expert) OpenBuckets(st, true, expert_elements, mb);

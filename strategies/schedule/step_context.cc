@@ -133,7 +133,19 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   // sharded or host-bound gradients leave every micro-batch and cannot wait for the end.
   c.defer_grad_sync = !c.overlap_grad_reduce && !c.g_sharded && !c.host_grads && !c.t_gather;
   c.lpu = std::max<int64_t>(1, strategy.layers_per_unit);
-  c.per_bucket = std::max<int64_t>(1, options.bucket_bytes.count() / c.bpp.grads);
+  // DeepSpeed's reuse distance: only its per-parameter fetch of gathered (not streamed)
+  // parameters under full recompute, on dense layers (an MoE layer's experts are gathered
+  // apart), releases anything between a layer's recompute and its backward.
+  const std::optional<int64_t> reuse = options.max_reuse_distance.has_value()
+                                           ? options.max_reuse_distance
+                                           : framework.max_reuse_distance;
+  if (reuse.has_value() && c.gather_per_parameter && c.t_gather && !c.t_offloaded && c.n > 1 &&
+      !c.moe && c.recompute == Recompute::kFull) {
+    c.refetch = RefetchAfterRecompute(t, c.tp, *reuse);
+  }
+  const Bytes bucket =
+      GradientBucket(options.bucket_bytes, strategy, training, options.overlap_grad_reduce);
+  c.per_bucket = std::max<int64_t>(1, bucket.count() / c.bpp.grads);
   return c;
 }
 

@@ -40,6 +40,7 @@ INT_FIELDS = {
     "strategy.layers_per_unit": ["0", "-1", "1000000"],
     "strategy.shard_group_size": ["-1", "3"],
     "simulation.prefetch_depth": ["-1", "65", "1000000"],
+    "simulation.zero3_max_reuse_distance": ["-1", "1000000000000001", "lots"],
 }
 REAL_FIELDS = {
     "cluster.node.gpu.matmul_efficiency": ["0", "-0.5", "1.5", "nan", "inf", "abc"],

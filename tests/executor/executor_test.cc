@@ -708,8 +708,10 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   s.overlap_grad_reduce = false;
   s.host_time_per_layer = Microseconds(150);
   s.blocking_p2p = true;
+  s.zero3_max_reuse_distance = 200'000'000;
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
   EXPECT_EQ(o.schedule.blocking_p2p, true);
+  EXPECT_EQ(o.schedule.max_reuse_distance, 200'000'000);
   EXPECT_EQ(o.host_time_per_layer, Microseconds(150));
   EXPECT_EQ(o.schedule.gather_granularity, strategies::GatherGranularity::kPerParameter);
   EXPECT_EQ(o.schedule.overlap_grad_reduce, false);

@@ -72,7 +72,7 @@ void ExpectKeysDocumented(const nlohmann::json& object, const std::set<std::stri
 // ------------------------------------------------------------------------------ Megatron-LM
 // llama3-70b-tp8-zero1: 64 H100s, tp 8, dp 8 with ZeRO-1, sequence parallel, selective
 // recompute, flash attention, Llama-3-70B (80 layers, hidden 8192, ffn 28672, 64 heads, 8 KV
-// heads, seq 8192), micro-batch 1, global batch 512, bf16 mixed, AdamW, default bucket 25 MiB.
+// heads, seq 8192), micro-batch 1, global batch 512, bf16 mixed, AdamW, no bucket set.
 TEST(ExportMegatron, Llama70bTp8Zero1FieldByField) {
   Outcome r = Placesim({"export", Example("llama3-70b-tp8-zero1"), "--to", "megatron"});
   ASSERT_EQ(r.code, sim::kExitOk) << r.err;
@@ -87,10 +87,11 @@ TEST(ExportMegatron, Llama70bTp8Zero1FieldByField) {
   // zero1 on dp: Θ R, Ω S, G R — Megatron's distributed optimizer shards Ω over dp.
   EXPECT_TRUE(flags.count("--use-distributed-optimizer"));
   EXPECT_FALSE(flags.count("--use-megatron-fsdp"));
-  // Θ replicated over dp 8: bucketed all-reduce overlapped with backward, 25 MiB of 2-byte
-  // gradients = 26214400 / 2 = 13107200 parameters per bucket.
-  EXPECT_TRUE(flags.count("--overlap-grad-reduce"));
-  EXPECT_EQ(flags.at("--ddp-bucket-size"), "13107200");
+  // Θ replicated over dp 8, reduced as the simulation does for the zero1 preset: Megatron-LM's
+  // default, overlap_grad_reduce false, so one bucket after the backward and no bucket flag
+  // (GradientSyncFollowsTheSimulatedOverlapAndBucket covers the overlapped case).
+  EXPECT_FALSE(flags.count("--overlap-grad-reduce"));
+  EXPECT_FALSE(flags.count("--ddp-bucket-size"));
   EXPECT_EQ(flags.at("--num-layers"), "80");
   EXPECT_EQ(flags.at("--hidden-size"), "8192");
   EXPECT_EQ(flags.at("--ffn-hidden-size"), "28672");
@@ -122,14 +123,41 @@ TEST(ExportMegatron, Llama70bTp8Zero1FieldByField) {
   EXPECT_FALSE(flags.count("--use-tp-pp-dp-mapping"));
 }
 
+// The bucket the simulation of the zero1 preset uses is what the export asks for. With
+// simulation.overlap_grad_reduce true and no bucket set: Megatron-LM's own default,
+// max(40,000,000, 1,000,000 x dp 8) = 40,000,000 parameters. A bucket set in the scenario wins
+// over it: 50 MiB of 2-byte gradients = 52428800 / 2 = 26214400 parameters. Without overlap a
+// set bucket cannot be carried over (Megatron-LM makes the buffer one bucket): a note says so.
+TEST(ExportMegatron, GradientSyncFollowsTheSimulatedOverlapAndBucket) {
+  const std::string scenario = Example("llama3-70b-tp8-zero1");
+  Outcome r = Placesim(
+      {"export", scenario, "--to", "megatron", "--set", "simulation.overlap_grad_reduce=true"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  auto flags = MegatronFlags(r.out);
+  EXPECT_TRUE(flags.count("--overlap-grad-reduce"));
+  EXPECT_EQ(flags.at("--ddp-bucket-size"), "40000000");
+  r = Placesim({"export", scenario, "--to", "megatron", "--set",
+                "simulation.overlap_grad_reduce=true", "--set",
+                "simulation.gradient_bucket_size=50 MiB"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  EXPECT_EQ(MegatronFlags(r.out).at("--ddp-bucket-size"), "26214400");
+  r = Placesim(
+      {"export", scenario, "--to", "megatron", "--set", "simulation.gradient_bucket_size=50 MiB"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  EXPECT_FALSE(MegatronFlags(r.out).count("--ddp-bucket-size"));
+  EXPECT_THAT(r.out + r.err,
+              HasSubstr("simulation.gradient_bucket_size 52428800 bytes is not exported"));
+}
+
 // training.main_grads_fp32: Megatron-LM keeps fp32 main grads under --bf16 by default
 // (arguments.py: bf16 forces accumulate_allreduce_grads_in_fp32 unless --grad-reduce-in-bf16),
-// so the flag that turns them off disappears; under --fp16 they are asked for. The bucket of
-// 25 MiB = 26214400 bytes holds 26214400 / 4 = 6553600 fp32 gradients.
+// so the flag that turns them off disappears; under --fp16 they are asked for. A bucket of
+// 25 MiB = 26214400 bytes, reduced during backward, holds 26214400 / 4 = 6553600 fp32 gradients.
 TEST(ExportMegatron, Fp32MainGradsDropGradReduceInBf16) {
   const std::string scenario = Example("llama3-70b-tp8-zero1");
-  Outcome r =
-      Placesim({"export", scenario, "--to", "megatron", "--set", "training.main_grads_fp32=true"});
+  Outcome r = Placesim(
+      {"export", scenario, "--to", "megatron", "--set", "training.main_grads_fp32=true", "--set",
+       "simulation.overlap_grad_reduce=true", "--set", "simulation.gradient_bucket_size=25 MiB"});
   ASSERT_EQ(r.code, sim::kExitOk) << r.err;
   auto flags = MegatronFlags(r.out);
   EXPECT_TRUE(flags.count("--bf16"));

@@ -8,6 +8,7 @@
 
 #include "base/units.h"
 #include "sim/scenario/scenario.h"
+#include "strategies/schedule.h"
 #include "tests/sim/scenario_test_util.h"
 
 namespace placesim::sim {
@@ -281,12 +282,14 @@ TEST(ScenarioOverride, SimulationSettingsDefaultWhenUnset) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->simulation.network_model, "flow");
   EXPECT_EQ(s->simulation.collective_algorithm, "auto");
-  EXPECT_EQ(s->simulation.gradient_bucket_size, MiB(25));
+  // Unset: the strategy preset's framework decides (strategies::GradientBucket).
+  EXPECT_FALSE(s->simulation.gradient_bucket_size.has_value());
   EXPECT_EQ(s->simulation.prefetch_depth, 1);
   EXPECT_FALSE(s->simulation.sync_grads_every_micro_batch);
   EXPECT_FALSE(s->simulation.gather_granularity.has_value());
   EXPECT_FALSE(s->simulation.overlap_grad_reduce.has_value());
   EXPECT_FALSE(s->simulation.blocking_p2p.has_value());
+  EXPECT_FALSE(s->simulation.zero3_max_reuse_distance.has_value());
 }
 
 TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
@@ -314,6 +317,33 @@ TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
   EXPECT_EQ(s->simulation.gather_granularity, "per-unit");
   EXPECT_THAT(OverrideError("simulation.gather_granularity", "per_layer"),
               HasSubstr("per_parameter"));
+  // DeepSpeed's stage3_max_reuse_distance, 0 to 1e15 elements.
+  s = Load({"simulation.zero3_max_reuse_distance=200000000"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.zero3_max_reuse_distance, 200'000'000);
+  s = Load({"simulation.zero3_max_reuse_distance=0"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.zero3_max_reuse_distance, 0);
+  s = Load({"simulation.zero3_max_reuse_distance=-1"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("simulation.zero3_max_reuse_distance"));
+}
+
+// A gradient bucket set in the scenario is what the simulation's schedule uses, whatever the
+// framework: the zero1 preset's Megatron-LM rule (one bucket for the whole buffer without
+// overlap_grad_reduce) gives way to it.
+TEST(ScenarioOverride, AnExplicitGradientBucketWinsOverTheFrameworks) {
+  StatusOr<Scenario> s = Load({"simulation.gradient_bucket_size=50 MiB"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.gradient_bucket_size, MiB(50));
+  EXPECT_EQ(strategies::GradientBucket(s->simulation.gradient_bucket_size, s->strategy, s->training,
+                                       s->simulation.overlap_grad_reduce),
+            MiB(50));
+  s = Load({});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(strategies::GradientBucket(s->simulation.gradient_bucket_size, s->strategy, s->training,
+                                       s->simulation.overlap_grad_reduce),
+            strategies::kWholeGradientBucket);
 }
 
 TEST(ScenarioOverride, SetsEverySimulationSetting) {

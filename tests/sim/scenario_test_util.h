@@ -59,7 +59,8 @@ inline std::string Dump(const Scenario& s) {
       t.vocab, t.seq_len, t.tied_embeddings, t.gated_mlp, t.experts, t.top_k, t.capacity_factor);
   const SimulationSettings& sim = s.simulation;
   out += fmt::format("simulation {} {} bucket {} prefetch {} sync {}\n", sim.network_model,
-                     sim.collective_algorithm, sim.gradient_bucket_size.count(), sim.prefetch_depth,
+                     sim.collective_algorithm,
+                     sim.gradient_bucket_size.value_or(Bytes::Zero()).count(), sim.prefetch_depth,
                      sim.sync_grads_every_micro_batch);
   const strategies::TrainingSpec& tr = s.training;
   out += fmt::format("training {} {} micro {} global {} recompute {} sp {} schedule {} vs {}\n",

@@ -355,6 +355,89 @@ TEST(Schedule, DeepSpeedZero3GathersEveryWeightMatrixApart) {
             272);
 }
 
+TEST(Schedule, ReuseDistanceReleasesTheMatricesFarFromTheirBackward) {
+  // DeepSpeed's coordinator releases a matrix after its recompute when its backward lies at
+  // least stage3_max_reuse_distance fetched elements later: D_i = 2 x (the elements of the
+  // matrices after it in the forward). GPT-3 175B (h = 12288, tp 1): Q/K/V 3h^2, output h^2,
+  // h-to-4h 4h^2, 4h-to-h 4h^2, h^2 = 150,994,944. D = 18h^2 = 2.72e9, 16h^2 = 2.42e9,
+  // 8h^2 = 1.21e9 and 0: against 1e9 the first three are fetched again, 8h^2 of the 12h^2.
+  const int64_t h2 = int64_t{12288} * 12288;
+  const LayerRefetch gpt =
+      RefetchAfterRecompute(Model("gpt3-175b").transformer, 1, kDeepSpeedMaxReuseDistance);
+  EXPECT_EQ(gpt.matrices, (std::vector<int64_t>{3 * h2, h2, 4 * h2}));
+  EXPECT_EQ(gpt.refetched, 8 * h2);
+  EXPECT_EQ(gpt.total, 12 * h2);
+  // Under tp 8 each rank's matrices are an eighth: 18h^2 / 8 = 3.4e8 < 1e9, none.
+  EXPECT_TRUE(RefetchAfterRecompute(Model("gpt3-175b").transformer, 8, kDeepSpeedMaxReuseDistance)
+                  .matrices.empty());
+  EXPECT_EQ(FrameworkDefaults("zero3").max_reuse_distance, kDeepSpeedMaxReuseDistance);
+  EXPECT_FALSE(FrameworkDefaults("fsdp").max_reuse_distance.has_value());
+}
+
+TEST(Schedule, DeepSpeedZero3GathersAgainWhatItReleasedAfterRecompute) {
+  // Llama 2 7B (h 4096, ffn 11008, gated): Q/K/V 50,331,648 elements, output 16,777,216, gate,
+  // up and down 45,088,768 each. Reuse distances after the recompute: 2 x 152,043,520 =
+  // 304,087,040 (Q/K/V), 2 x 135,266,304 = 270,532,608 (output), 180,355,072, 90,177,536, 0.
+  // DeepSpeed's 1e9 releases none of them: the 1296 gathers of a plain step (32 x 5 + 2 per
+  // pass, two passes, 4 micro-batches; DeepSpeedZero3GathersEveryWeightMatrixApart).
+  const Scenario s = Make("zero3", 8, 4, Recompute::kFull);
+  const auto gathers = [](const Schedule& sched) {
+    return Count(sched, OpKind::kCollective, CollectiveKind::kAllGather, State::kParams);
+  };
+  EXPECT_EQ(gathers(Build(s)), 1296);
+  // 2e8 releases Q/K/V and output: 2 more per layer and micro-batch, 1296 + 2 x 32 x 4 = 1552.
+  // 0 releases all five: 1296 + 5 x 128 = 1936.
+  const ScheduleOptions near{.max_reuse_distance = 200'000'000};
+  const Schedule sched = Build(s, near);
+  EXPECT_EQ(gathers(sched), 1552);
+  EXPECT_EQ(gathers(Build(s, {.max_reuse_distance = 0})), 1936);
+  // Bytes: a layer's 202,383,360 elements (its matrices and two norms of 4096) are
+  // 404,766,720 bf16 bytes; the released share is floor(404,766,720 x 67,108,864 /
+  // 202,375,168) = 134,223,161 bytes per layer, 32 x 4 x that per step.
+  const auto gathered_bytes = [](const Schedule& sched) {
+    int64_t sum = 0;
+    for (const Op& op : sched.ops) {
+      if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllGather)
+        sum += op.buffer_bytes.count();
+    }
+    return sum;
+  };
+  EXPECT_EQ(gathered_bytes(sched) - gathered_bytes(Build(s)), int64_t{134'223'161} * 32 * 4);
+  // Each re-fetch follows its layer's recompute, and that layer's backward waits for it.
+  int64_t after_recompute = 0, waited = 0;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    const Op& op = sched.ops[i];
+    const std::span<const int32_t> deps = sched.DepsOf(i);
+    if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllGather &&
+        deps.size() == 1 && sched.ops[static_cast<size_t>(deps[0])].phase == Phase::kRecompute) {
+      ++after_recompute;
+    }
+    if (op.kind != OpKind::kCompute || op.phase != Phase::kBackwardInput || op.layer < 0) continue;
+    for (int32_t d : deps) {
+      const Op& dep = sched.ops[static_cast<size_t>(d)];
+      waited += dep.kind == OpKind::kCollective && dep.collective == CollectiveKind::kAllGather &&
+                dep.layer < 0 && sched.DepsOf(static_cast<size_t>(d)).size() == 1 &&
+                sched.ops[static_cast<size_t>(sched.DepsOf(static_cast<size_t>(d))[0])].phase ==
+                    Phase::kRecompute;
+    }
+  }
+  EXPECT_EQ(after_recompute, 2 * 32 * 4);
+  EXPECT_EQ(waited, 32 * 4);  // one backward per layer and micro-batch, after its last re-fetch
+  const StatusOr<Plan> plan =
+      Analyze(Model("llama2-7b"), s.training, s.strategy, s.cluster, ScheduleAnalyzeOptions(near));
+  ASSERT_TRUE(plan.ok());
+  int64_t planned = 0;
+  for (const Collective& col : plan->roles.front().collectives) {
+    if (col.reason != CommPurpose::kParamRefetch) continue;
+    EXPECT_EQ(col.count, 4);
+    planned += col.buffer_bytes.count() * col.count;
+  }
+  EXPECT_EQ(planned, int64_t{134'223'161} * 32 * 4);
+  ExpectAgreesWithPlan(sched, *plan);
+  // Without full recompute there is nothing between a forward and its backward to release.
+  EXPECT_EQ(gathers(Build(Make("zero3", 8, 4), near)), 1296);
+}
+
 // Whether some compute op after reduce-scatter `rs` names it as a dependency.
 bool ComputeWaitsFor(const Schedule& sched, size_t rs) {
   for (size_t i = rs + 1; i < sched.ops.size(); ++i) {
@@ -436,7 +519,10 @@ TEST(Schedule, MegatronReducesReplicatedGradientsAfterTheBackward) {
   // micro-batch waits for the stage's last backward op. PyTorch DDP's hooks send each bucket
   // as soon as it is complete: with 25 MiB buckets (13.1M bf16 elements) over llama2-7b's
   // 6.7e9 gradient elements there are hundreds of buckets, and all but the few the last
-  // backward op completes go before the backward ends.
+  // backward op completes go before the backward ends. The buckets are set to 25 MiB for
+  // every framework here (an explicit bucket wins over Megatron-LM's own sizes, tested in
+  // MegatronBucketsFollowItsDataParallelConfig), so the comparison is of the ordering alone.
+  const ScheduleOptions fixed{.bucket_bytes = MiB(25)};
   const auto after_backward = [](const Schedule& sched) {
     const size_t last = LastBackwardCompute(sched);
     int64_t syncs = 0, after = 0;
@@ -453,11 +539,11 @@ TEST(Schedule, MegatronReducesReplicatedGradientsAfterTheBackward) {
   // + 1 = 11 buckets; those go after the backward's last op under any framework.
   const int64_t embedding_buckets = 131'072'000 / 13'107'200 + 1;
   for (const char* preset : {"megatron", "zero1"}) {
-    const auto [syncs, after] = after_backward(Build(Make(preset, 8, 4)));
+    const auto [syncs, after] = after_backward(Build(Make(preset, 8, 4), fixed));
     EXPECT_GT(syncs, 100) << preset;
     EXPECT_EQ(after, syncs) << preset;
-    const auto [overlapped, late] =
-        after_backward(Build(Make(preset, 8, 4), {.overlap_grad_reduce = true}));
+    const auto [overlapped, late] = after_backward(
+        Build(Make(preset, 8, 4), {.bucket_bytes = MiB(25), .overlap_grad_reduce = true}));
     EXPECT_EQ(overlapped, syncs) << preset;  // the same buckets, issued earlier
     EXPECT_LE(late, embedding_buckets) << preset;
   }
@@ -482,6 +568,48 @@ TEST(Schedule, MegatronAndDeepSpeedBlockOnTheirPipelineExchanges) {
   for (const char* preset : {"ddp", "fsdp", "fsdp-hybrid", "custom"}) {
     EXPECT_FALSE(FrameworkDefaults(preset).blocking_p2p) << preset;
   }
+}
+
+TEST(Schedule, MegatronBucketsFollowItsDataParallelConfig) {
+  // Megatron-LM's DistributedDataParallel (megatron/core/distributed/distributed_data_parallel
+  // .py, distributed_data_parallel_config.py): bucket_size unset is max(40,000,000,
+  // 1,000,000 x dp) parameters with overlap_grad_reduce, the whole buffer without it.
+  // llama2-7b has 6,738,415,616 gradient elements on each of the dp ranks (zero1: replicated
+  // gradients, reduce-scattered once per step for the sharded optimizer).
+  const int64_t grads = 6'738'415'616;
+  const auto syncs = [](const Schedule& sched) {
+    int64_t n = 0;
+    for (const Op& op : sched.ops) n += op.kind == OpKind::kCollective && op.state == State::kGrads;
+    return n;
+  };
+  for (const char* preset : {"megatron", "zero1"}) {
+    // Without overlap (the Megatron-LM default): one bucket, one sync.
+    EXPECT_EQ(syncs(Build(Make(preset, 8, 4))), 1) << preset;
+    // With it, dp 8: max(40,000,000, 8,000,000) = 40,000,000 elements per bucket,
+    // ceil(6,738,415,616 / 40,000,000) = ceil(168.46) = 169 buckets.
+    EXPECT_EQ(syncs(Build(Make(preset, 8, 4), {.overlap_grad_reduce = true})),
+              (grads + 39'999'999) / 40'000'000)
+        << preset;
+    // dp 64: max(40,000,000, 64,000,000) = 64,000,000 elements, ceil(105.29) = 106 buckets.
+    EXPECT_EQ(syncs(Build(Make(preset, 64, 1), {.overlap_grad_reduce = true})),
+              (grads + 63'999'999) / 64'000'000)
+        << preset;
+    // An explicit bucket holds for every framework: 25 MiB of 2-byte gradients is 13,107,200
+    // elements, ceil(514.10) = 515 buckets.
+    EXPECT_EQ(syncs(Build(Make(preset, 8, 4), {.bucket_bytes = MiB(25)})), 515) << preset;
+  }
+  // The elements are of the gradient dtype the schedule reduces: fp32 main gradients make
+  // the same 40,000,000 elements 160,000,000 bytes.
+  Scenario fp32 = Make("megatron", 8, 4);
+  fp32.training.main_grads_fp32 = true;
+  EXPECT_EQ(GradientBucket(std::nullopt, fp32.strategy, fp32.training, true),
+            Bytes::Count(160'000'000));
+  EXPECT_EQ(GradientBucket(std::nullopt, fp32.strategy, fp32.training, false),
+            kWholeGradientBucket);
+  // Every other framework keeps PyTorch DDP's 25 MiB.
+  const Scenario ddp = Make("ddp", 8, 4);
+  EXPECT_EQ(GradientBucket(std::nullopt, ddp.strategy, ddp.training, std::nullopt), MiB(25));
+  EXPECT_EQ(syncs(Build(ddp)), 515);
 }
 
 TEST(Schedule, RecomputeAddsForwardWorkInBackward) {

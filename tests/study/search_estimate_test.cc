@@ -75,7 +75,8 @@ TEST(SearchEstimate, DataParallelCandidatesAreWithinFifteenPercentOfTheSimulator
     ASSERT_TRUE(plan->ok() && plan->largest().memory.fits) << label << " does not fit";
     const strategies::StepEstimate estimate =
         strategies::EstimateStep(scenario->model, training, *strategy, scenario->cluster, *plan,
-                                 options.schedule.bucket_bytes);
+                                 strategies::GradientBucket(options.schedule.bucket_bytes,
+                                                            *strategy, training, std::nullopt));
     StatusOr<SimResult> sim = SimulateStep(*cluster, scenario->model, training, *strategy, options);
     ASSERT_TRUE(sim.ok()) << label << ": " << sim.status().message();
     const double simulated = sim->step_time.ToSeconds();

@@ -992,7 +992,7 @@ class Resolver {
       problems_.AddStatus("simulation.collective_algorithm", s);
     }
     if (sim.has_gradient_bucket_size()) {
-      placesim::Bytes bucket = out.gradient_bucket_size;
+      placesim::Bytes bucket = placesim::Bytes::Zero();
       const size_t before = problems_.total();
       SizeField("simulation.gradient_bucket_size", true, sim.gradient_bucket_size(), &bucket);
       if (problems_.total() == before && bucket.count() < 1) {
@@ -1014,6 +1014,11 @@ class Resolver {
     }
     if (sim.has_overlap_grad_reduce()) out.overlap_grad_reduce = sim.overlap_grad_reduce();
     if (sim.has_blocking_p2p()) out.blocking_p2p = sim.blocking_p2p();
+    if (sim.has_zero3_max_reuse_distance() &&
+        InRange("simulation.zero3_max_reuse_distance", sim.zero3_max_reuse_distance(), 0,
+                kMaxReuseDistance)) {
+      out.zero3_max_reuse_distance = sim.zero3_max_reuse_distance();
+    }
     DurationField("simulation.host_time_per_layer", sim.has_host_time_per_layer(),
                   sim.host_time_per_layer(), &out.host_time_per_layer);
     if (out.host_time_per_layer > Seconds(1)) {

@@ -25,6 +25,9 @@ inline constexpr int kMaxNodes = 65536;
 inline constexpr int kMaxGpusPerNode = 1024;
 inline constexpr int kMaxExplicitVertices = 1 << 20;
 inline constexpr int kMaxExplicitLinks = 1 << 22;
+// simulation.zero3_max_reuse_distance, in elements: a million times DeepSpeed's 1e9 default,
+// past any model's parameter count.
+inline constexpr int64_t kMaxReuseDistance = 1'000'000'000'000'000;
 
 // kInvalidArgument listing every problem as "PATH: VALUE: RULE" under a header line naming
 // `display_name`.

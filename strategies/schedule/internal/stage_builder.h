@@ -105,6 +105,9 @@ struct StepContext {
   bool overlap_grad_reduce = true;
   bool defer_grad_sync = false;  // !overlap_grad_reduce on replicated, resident gradients
   bool blocking_p2p = false;     // pipeline sends on the compute stream (rendezvous)
+  // The matrices of every layer gathered again between its full recompute and its backward
+  // (DeepSpeed's stage3_max_reuse_distance); empty when nothing is (RefetchApplies).
+  LayerRefetch refetch;
 
   int64_t lpu = 1;         // layers per gather / wrap unit
   int64_t per_bucket = 1;  // gradient elements per bucket
@@ -256,6 +259,7 @@ class StageBuilder {
   void PlanUses();
   std::vector<int64_t> GatherParts(const Unit& unit) const;
   void EmitGather(int64_t j);
+  int32_t RefetchForBackward(int32_t l, int32_t u, int32_t mb, int32_t after);
   std::pair<int64_t, int32_t> BeginUse();
   void EndUse(int64_t j, int32_t last_compute, Phase phase);
   void OptimizerStep(int32_t sync_done);
