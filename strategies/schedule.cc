@@ -38,11 +38,16 @@ FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset) {
   // Its DDP also sizes the gradient buckets itself (GradientBucket). Both frameworks block on
   // their pipeline exchanges: Megatron-LM waits for its batch_isend_irecv and synchronizes
   // (batch_p2p_comm, batch_p2p_sync default true in model_parallel_config.py); DeepSpeed's
-  // pipeline engine sends and receives synchronously (runtime/pipe/p2p.py).
+  // pipeline engine sends and receives synchronously (runtime/pipe/p2p.py). Megatron-LM's
+  // training arguments turn overlap_p2p_comm (and so batch_p2p_comm off) on for the
+  // interleaved schedule only (megatron/training/arguments.py).
   const bool megatron = strategy_preset == "megatron" || strategy_preset == "zero1";
   if (megatron) {
-    return FrameworkOverheads{
-        .overlap_grad_reduce = false, .blocking_p2p = true, .megatron_buckets = true};
+    return FrameworkOverheads{.overlap_grad_reduce = false,
+                              .blocking_p2p = true,
+                              .overlap_p2p_interleaved = true,
+                              .megatron_buckets = true,
+                              .max_reuse_distance = std::nullopt};
   }
   if (!deepspeed) return FrameworkOverheads{};
   // stage3_max_reuse_distance (default 1e9) is read by the ZeRO-3 coordinator, which the

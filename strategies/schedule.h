@@ -62,6 +62,11 @@ struct FrameworkOverheads {
   // compute waits for every transfer posted with it. false: sends on the p2p stream as soon
   // as their data is ready (PyTorch's own async p2p).
   bool blocking_p2p = false;
+  // Megatron-LM's training arguments default overlap_p2p_comm to true for the interleaved
+  // schedule and force it off for the others (megatron/training/arguments.py,
+  // --no-overlap-p2p-communication); with it the sends and receives are neither batched nor
+  // waited for before the next pass. So blocking_p2p holds only outside interleaved 1F1B.
+  bool overlap_p2p_interleaved = false;
   // Gradient buckets sized as Megatron-LM's DDP sizes them (GradientBucket) instead of
   // PyTorch DDP's fixed bucket_cap_mb of 25 MiB.
   bool megatron_buckets = false;
@@ -80,9 +85,9 @@ inline constexpr int64_t kDeepSpeedMaxReuseDistance = 1'000'000'000;
 // documented default; stage3_max_reuse_distance 1e9); Megatron-LM for megatron and zero1 (its
 // distributed optimizer; overlap_grad_reduce false, its default: gradients reduced after the
 // backward; its own gradient bucket sizes); both frameworks' pipeline exchanges block
-// (blocking_p2p); PyTorch FSDP and DDP for the others (one flat parameter per unit, gradient
-// reduction on its own stream during the backward). An unknown or "custom" name gets the
-// latter. O(1).
+// (blocking_p2p; Megatron-LM's not under interleaved 1F1B); PyTorch FSDP and DDP for the
+// others (one flat parameter per unit, gradient reduction on its own stream during the
+// backward). An unknown or "custom" name gets the latter. O(1).
 FrameworkOverheads FrameworkDefaults(std::string_view strategy_preset);
 
 // A gradient bucket that holds a rank's whole gradient (1 PiB, beyond any rank's): the

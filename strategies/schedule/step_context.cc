@@ -127,7 +127,8 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   c.gather_per_parameter =
       options.gather_granularity.value_or(framework.gather) == GatherGranularity::kPerParameter;
   c.overlap_grad_reduce = options.overlap_grad_reduce.value_or(framework.overlap_grad_reduce);
-  c.blocking_p2p = options.blocking_p2p.value_or(framework.blocking_p2p);
+  c.blocking_p2p = options.blocking_p2p.value_or(
+      framework.blocking_p2p && !(framework.overlap_p2p_interleaved && c.v > 1));
   // Replicated gradients accumulate in place over the micro-batches, so a framework that does
   // not overlap their reduction runs it after the backward (Megatron-LM's finish_grad_sync);
   // sharded or host-bound gradients leave every micro-batch and cannot wait for the end.

@@ -1308,7 +1308,8 @@ TEST(PipelineSchedule, BlockingExchangesAreMegatronsBatchedSendsAndReceives) {
   // B, send_backward_recv_forward; interleaved 1F1B's send_forward_recv_forward in the
   // warm-up, then per steady step a forward and a backward followed by
   // send_forward_backward_recv_forward_backward, and send_backward_recv_backward in the
-  // cool-down. GPT 32L (tied embeddings), p = 2, v = 2, m = 4, zero1 (Megatron-LM: blocking).
+  // cool-down. GPT 32L (tied embeddings), p = 2, v = 2, m = 4, zero1 with blocking_p2p set
+  // (Megatron-LM with --no-overlap-p2p-communication, or before overlap_p2p_comm existed).
   // Stage 1 runs (PipelineOrder) F(0,c0) F(1,c0), then the pairs (F(0,c1), B(0,c1)),
   // (F(1,c1), B(1,c1)), (F(2,c0), B(0,c0)), (F(3,c0), B(1,c0)), (F(2,c1), B(2,c1)),
   // (F(3,c1), B(3,c1)), then B(2,c0) B(3,c0). Its chunk 1 holds the output layer: no send of
@@ -1319,7 +1320,7 @@ TEST(PipelineSchedule, BlockingExchangesAreMegatronsBatchedSendsAndReceives) {
   training.pipeline_schedule = PipelineSchedule::kInterleaved1F1B;
   training.virtual_stages = 2;
   StatusOr<std::vector<Schedule>> out =
-      BuildSchedules(model, training, strategy, MakeCluster(1, 2));
+      BuildSchedules(model, training, strategy, MakeCluster(1, 2), {.blocking_p2p = true});
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(Exchanges((*out)[1]), (std::vector<std::string>{
                                       "RF0.0 ",                    // before F(0,c0)
@@ -1336,8 +1337,22 @@ TEST(PipelineSchedule, BlockingExchangesAreMegatronsBatchedSendsAndReceives) {
                                       // backward and the tied embedding's gradient exchange.
                                       "SB3.0 ST-1.-1 RT-1.-1 ",
                                   }));
-  // Plain 1F1B on the same stages (Megatron-LM's non-interleaved schedule): a pass's send
-  // and the next pass's receive. Stage 1 (last) runs F0 B0 F1 B1 F2 B2 F3 B3.
+  // By default the interleaved schedule does not block under zero1: Megatron-LM's training
+  // arguments turn overlap_p2p_comm on for it (megatron/training/arguments.py), which issues
+  // unbatched sends and receives beside the compute.
+  out = BuildSchedules(model, training, strategy, MakeCluster(1, 2));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  int64_t interleaved_sends = 0;
+  for (const Op& op : (*out)[1].ops) {
+    if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kSendRecv) {
+      EXPECT_EQ(op.stream, Stream::kP2p);
+      ++interleaved_sends;
+    }
+  }
+  EXPECT_GT(interleaved_sends, 0);
+  // Plain 1F1B on the same stages (Megatron-LM's non-interleaved schedule, blocking by
+  // default): a pass's send and the next pass's receive. Stage 1 (last) runs F0 B0 F1 B1 F2
+  // B2 F3 B3.
   training.pipeline_schedule = PipelineSchedule::k1F1B;
   training.virtual_stages = 1;
   out = BuildSchedules(model, training, strategy, MakeCluster(1, 2));
