@@ -1347,9 +1347,8 @@ TEST(Executor, AReplicaGroupThatSpansContextIsADpReplicaGroupTimesCp) {
     if (l.kind == topology::LinkKind::kNetwork) network += l.bytes;
   }
   // On NVLink, two hops each (GPU to switch, switch to GPU): per group and node the 4 in-node
-  // edges, 1312.5 MB each, and the crossings' first leg to the GPU beside the NIC (PXN),
-  // 437.5 MB each: 2 groups x 2 nodes x 4 x (1312.5 + 437.5) MB x 2 hops = 56 GB.
-  EXPECT_EQ(nvlink, MB(56000));
+  // edges, 1312.5 MB each: 2 groups x 2 nodes x 4 x 1312.5 MB x 2 hops = 42 GB.
+  EXPECT_EQ(nvlink, MB(42000));
   // Across, 2 groups x 2 nodes x 4 crossings of 437.5 MB, each over its two NICs' links at
   // least: 14 GB.
   EXPECT_GE(network, MB(14000));

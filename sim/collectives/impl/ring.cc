@@ -17,17 +17,21 @@
 // all-gather runs as NCCL's multi-channel ring: one channel per member of a node, each over
 // S / L of the buffer. NCCL orders its rings by the topology, not by rank: channel c visits a
 // node's members from local position c round to c - 1 (mod L), then leaves the node through
-// the NIC of the next channel's entry member, PXN style (NCCL >= 2.12: the last GPU hands the
-// data over NVLink to the GPU beside the NIC), and enters the next node's member c through
-// that rail: member c-1 -> NVLink -> member c -> NIC of c -> NIC of c on the next node ->
-// member c there. So every member's rail NIC carries 1/L of the ring's cross-node bytes and
-// the node's rail NICs together carry all of them, where a single ring sends them through
-// one NIC. The L channels' flows are aggregated per distinct (src, dst) pair, two phases
-// that run at once (pipelined):
+// the NIC of member c, PXN style (NCCL >= 2.12: the last GPU hands the data over NVLink to
+// the GPU beside the NIC), and enters the next node's member c through that rail. So every
+// member's rail NIC carries 1/L of the ring's cross-node bytes and the node's rail NICs
+// together carry all of them, where a single ring sends them through one NIC. The L
+// channels' flows are aggregated per distinct (src, dst) pair, two phases that run at once
+// (pipelined):
 //   in-node   per node, edges l_i -> l_{i+1 mod L}, used by L-1 channels each:
 //             (L-1)/L x V per flow, k = (N - M) steps (2(N - M) for all-reduce)
-//   crossing  per node, member c-1 -> member c of the next node through c's NIC, one
-//             channel each: V / L per flow, k = M - 1 steps (2(M - 1) for all-reduce)
+//   crossing  per node, member c -> member c of the next node over their rail, one channel
+//             each: V / L per flow, k = M - 1 steps (2(M - 1) for all-reduce)
+// The PXN hand-over's NVLink hop (member c-1 -> c, V / L) is left out of the crossing flows:
+// it adds 1/L to an NVLink edge that already carries (L-1)/L at 9 times a NIC's bandwidth on
+// DGX nodes, and keeping each node's NVLink and network flows apart keeps the flow model's
+// max-min solve split into small independent parts (with the hop, a ZeRO-3 step of 1024 GPUs
+// took three times as long to simulate).
 // 2 L flows per node, as many as the hierarchical plan's. The steps split as NCCL's latency
 // model splits them, (nsteps - nInterSteps) NVLink steps and nInterSteps network ones, so the
 // protocol cost (nccl_model.h) charges each at its transport's hwLat. The channel count is
@@ -35,7 +39,6 @@
 // each member, nics / gpus of them per GPU), so on a node with fewer NICs than GPUs two
 // channels share one NIC, as NCCL's duplicated channels do.
 // Thread-safety: immutable.
-#include <algorithm>
 #include <utility>
 
 #include "sim/collectives/impl/builtins.h"
@@ -44,14 +47,6 @@ namespace placesim::sim::collectives {
 namespace {
 
 using strategies::CollectiveKind;
-
-// `first` then `second`: their links, summed latency, narrower bottleneck.
-FlowPath Concat(FlowPath first, const FlowPath& second) {
-  first.links.insert(first.links.end(), second.links.begin(), second.links.end());
-  first.latency += second.latency;
-  first.bottleneck = std::min(first.bottleneck, second.bottleneck);
-  return first;
-}
 
 class Ring final : public Algorithm {
  public:
@@ -117,10 +112,8 @@ class Ring final : public Algorithm {
         const std::vector<VertexId>& next = by_node[(k + 1) % by_node.size()];
         RETURN_IF_ERROR(AddRing(routes, here, what, in_node));
         for (size_t c = 0; c < here.size(); ++c) {
-          const VertexId last = here[(c + here.size() - 1) % here.size()];
-          ASSIGN_OR_RETURN(FlowPath to_nic_gpu, routes.Between(last, here[c], what));
           ASSIGN_OR_RETURN(FlowPath rail, routes.OverRail(here[c], next[c], what));
-          crossing.flows.push_back(Concat(std::move(to_nic_gpu), rail));
+          crossing.flows.push_back(std::move(rail));
         }
       }
     }
