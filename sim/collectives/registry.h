@@ -5,9 +5,11 @@
 // auto's choice, NCCL-like: among the registered algorithms that apply (in id order) the first
 // kPreferred one, else the first kFallback one; then each kChallenger replaces the choice when
 // its analytic estimate (Algorithm::Estimate) is strictly lower, so ties keep the earlier
-// choice. With the built-ins: groups within one node use the ring; groups that span nodes take
-// the lower estimate of hierarchical (the ring when hierarchical does not apply) and, for
-// all-reduce, tree, ties to hierarchical; all-to-all is always pairwise.
+// choice. With the built-ins: groups within one node use the ring; all-gather and
+// reduce-scatter use the ring everywhere (NCCL's only algorithm for them: across nodes its
+// multi-channel ring, impl/ring.cc); all-reduces that span nodes take the lower estimate of
+// hierarchical (the ring when hierarchical does not apply) and tree, ties to hierarchical;
+// all-to-all is always pairwise.
 //
 // Adding an algorithm: one file in impl/ (an Algorithm subclass, its maths in the file's
 // opening comment, and a factory declared in impl/builtins.h), one line in RegisterBuiltins,
@@ -42,8 +44,9 @@ class Registry : public PluginRegistry<Algorithm> {
  public:
   static constexpr std::string_view kAutoName = "auto";
   static constexpr std::string_view kAutoDescription =
-      "per call, like NCCL: ring within a node; across nodes the lower estimate of hierarchical "
-      "and tree; all-to-all pairwise (default)";
+      "per call, like NCCL: ring within a node and for all-gather and reduce-scatter; "
+      "all-reduce across nodes the lower estimate of hierarchical and tree; all-to-all "
+      "pairwise (default)";
   static constexpr std::string_view kAutoCitation =
       "NCCL's tuning model (src/graph/tuning.cc): the lowest predicted time per call";
   static constexpr int kAuto = -1;  // Select's answer for "auto"

@@ -148,6 +148,21 @@ TEST(CollectiveRegistry, AutoTakesTheLowerEstimateAcrossNodesTiesToHierarchical)
   EXPECT_EQ(Choice(Call(CollectiveKind::kAllToAll), two_nodes, "ring", {}), "pairwise");
 }
 
+TEST(CollectiveRegistry, AllGatherAndReduceScatterRunTheRingAcrossNodesAsInNccl) {
+  // NCCL runs them with its ring alone (ncclTopoTuneModel skips every other algorithm for
+  // them, src/graph/tuning.cc at 01afd20a): auto does not ask for hierarchical's plan, however
+  // fast, and forced, hierarchical still runs.
+  const GroupLayout two_nodes = Layout(16, true);
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    std::vector<std::string> asked;
+    EXPECT_EQ(Choice(Call(kind), two_nodes, "auto",
+                     {{"ring", Microseconds(9)}, {"hierarchical", Microseconds(1)}}, &asked),
+              "ring");
+    EXPECT_EQ(asked, std::vector<std::string>{"ring"});
+    EXPECT_EQ(Choice(Call(kind), two_nodes, "hierarchical", {}), "hierarchical");
+  }
+}
+
 TEST(CollectiveRegistry, AForcedAlgorithmThatDoesNotApplyFallsBackToAuto) {
   const GroupLayout one_node = Layout(8, false);
   std::vector<std::string> asked;

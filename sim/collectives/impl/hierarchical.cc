@@ -12,7 +12,9 @@
 // A device sends (L-1)/L S + (M-1)/(ML) S = (N-1)/N S per reduce-scatter or all-gather (twice
 // that per all-reduce), the ring's volume, but only 1/L of it crosses the NIC. Intra phases are
 // skipped when L = 1. It applies to those three kinds with a non-empty buffer over groups that
-// span nodes with the same number of members on every node; auto prefers it there.
+// span nodes with the same number of members on every node; auto prefers it there for
+// all-reduce only: NCCL runs all-gather and reduce-scatter as its ring alone (ring.cc), so they
+// run hierarchical only when forced.
 // Pipelined: NCCL moves the buffer through these stages in chunks (its channels' staging
 // buffers), so the NVLink and the NIC phases run at once and the call takes about the longest
 // of them plus the fill of one chunk (CommPlan::pipelined, PipelineFill), not their sum; on a
@@ -41,9 +43,8 @@ class Hierarchical final : public Algorithm {
   bool AppliesTo(const CollectiveCall& call, const GroupLayout& layout) const override {
     return SplitsBuffer(call) && layout.multi_node && !layout.per_node.empty();
   }
-  AutoRole AutoRoleFor(const CollectiveCall& /*call*/,
-                       const GroupLayout& /*layout*/) const override {
-    return AutoRole::kPreferred;
+  AutoRole AutoRoleFor(const CollectiveCall& call, const GroupLayout& /*layout*/) const override {
+    return call.kind == CollectiveKind::kAllReduce ? AutoRole::kPreferred : AutoRole::kNever;
   }
   bool pipelined() const override { return true; }
   StatusOr<std::vector<CommPhase>> Plan(CollectiveKind kind, const GroupLayout& layout,
