@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 
+#include "base/units.h"
 #include "strategies/plan.h"  // CollectiveKind
 
 namespace placesim::strategies::cost {
@@ -50,6 +51,11 @@ inline constexpr double kNcclLLMultiNodeNvlinkFactor = 1.8;
 inline constexpr int64_t kNcclRingPlateauNum = 19;
 inline constexpr int64_t kNcclRingPlateauDen = 10;
 inline constexpr double kNcclRingPlateauBytesPer16Ranks = 65536;
+
+// NCCL's staging buffer per channel and peer, NCCL_BUFFSIZE = 4 MiB (DEFAULT_BUFFSIZE in
+// NVIDIA/nccl src/init.cc): the chunk in which a pipelined multi-stage call (NCCL's
+// hierarchical collectives) moves its buffer through the stages.
+inline constexpr Bytes kNcclStagingBuffer = MiB(4);
 
 // The share of the link bandwidth protocol p delivers (ncclTopoTuneModel's busBw factors):
 // ring LL 1/4 (1/3 within one node for other than all-reduce), LL128 0.92, Simple 1; tree
