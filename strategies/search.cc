@@ -757,6 +757,33 @@ Duration OffloadTime(const EstimateInputs& in, const RankRole& role) {
   return t + std::max(w.flops / node.host_flops, (w.read + w.written) / node.host_memory_bandwidth);
 }
 
+// The schedule issues a layer's weight-gradient op after its last input-gradient op, and the
+// calls that follow that op run on their own stream beside it: one block's tensor-parallel
+// calls (of the layer's two blocks; the backward holds one of the passes' shares: forward,
+// backward and the full recompute's forward) and, under ring attention, the last of the
+// backward's key/value exchanges (a layer exchanges cp - 1 times per forward and twice that
+// per backward). Each layer and micro-batch hides at most its weight-gradient op's time.
+void HideBesideWeightGradients(const EstimateInputs& in, const RankRole& role, int64_t m,
+                               RoleComm& comm) {
+  const MeshShape& mesh = in.strategy->mesh;
+  const int64_t layers = role.layers;
+  if (layers <= 0 || in.tp_comm_overlap) return;
+  const bool full = in.plan->effective_recompute == Recompute::kFull;
+  Duration window = in.roof.Op(in.costs.backward_weight) + in.overhead;
+  if (mesh.tp > 1) {
+    const int64_t passes = full ? 3 : 2;
+    const Duration block = Duration::Picoseconds(comm.tp.picoseconds() / (passes * 2 * layers * m));
+    const Duration hidden = std::min(block, window);
+    comm.tp -= hidden * (layers * m);
+    window -= hidden;
+  }
+  if (mesh.cp > 1 && in.training->context_parallel_comm != ContextParallelComm::kAllGather) {
+    const int64_t calls = (mesh.cp - 1) * (full ? 4 : 3);
+    const Duration exchange = Duration::Picoseconds(comm.cp.picoseconds() / (calls * layers * m));
+    comm.cp -= std::min(exchange, window) * (layers * m);
+  }
+}
+
 StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   const Plan& plan = *in.plan;
   const MeshShape& mesh = in.strategy->mesh;
@@ -778,6 +805,7 @@ StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   const Duration t_compute = (c_fwd + c_bwd) * m;
   RoleComm comm = ChargeCollectives(in, role);
   const UnitLayout layout = UnitsOf(in, role);
+  HideBesideWeightGradients(in, role, m, comm);
   if (in.tp_comm_overlap && mesh.tp > 1) {
     // Chunked blocks (see "overlap" in search.h): of every call one chunk stays exposed, the
     // other tp - 1 hide under the chunked passes' compute; the attention block is not chunked

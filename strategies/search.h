@@ -87,7 +87,10 @@
 //             full buckets and a shorter last one.
 //   overlap   tp collectives, pp send/recv, cp ring-attention send/recv and ep all-to-all are
 //             exposed (on the critical path of every layer; pp sends are small; ring attention
-//             can hide its passes under attention compute, so cp is a conservative bound).
+//             can hide its passes under attention compute, so cp is a conservative bound),
+//             but for what runs beside a layer's weight-gradient op, which the schedule issues
+//             after the layer's last input-gradient op: one block's tp calls (of two) and the
+//             backward's last key/value exchange, per layer and micro-batch, at most that op.
 //             With tp_comm_overlap (chunked blocks, ScheduleOptions) a block's work and
 //             collectives run in tp chunks: of every call one chunk t(S/tp) stays exposed and
 //             the other tp − 1 hide under the chunked passes' compute C = m (forward +

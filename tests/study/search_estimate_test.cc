@@ -94,18 +94,56 @@ TEST(SearchEstimate, DataParallelCandidatesAreWithinFifteenPercentOfTheSimulator
   EXPECT_EQ(checked, static_cast<int>(std::size(cases)));
 }
 
-// What a user needs from tier 1: it ranks the candidates as the simulator would. The 4-layer
-// GPT of the search tests on one DGX-H100 (strategies' FindsTheHandDerivedBest), each preset
-// with its framework's defaults: the eight best by estimate are simulated (analytic network,
-// as `placesim search` does by default) and each estimate must be within 1% of its simulated
-// step, which keeps their order wherever the simulated steps differ by more than 2%. Why 1%:
-// these are data-parallel meshes on one node, where the estimate follows the executor's
-// schedule op by op: the same roofline compute, the same collective phases and NCCL per-call
-// cost (strategies/cost/nccl_tuning.h), buckets complete unit by unit as the backward runs
-// its units, gathers one unit ahead of the compute; what is left is rounding and the
-// simulator's event order (measured: every one of the eight within 0.1%). Before the
-// estimate charged per-call costs and full buckets it ranked zero3 and zero2 first, 3% to
-// 5.5% below the simulator.
+// What a user needs from tier 1: it ranks the candidates as the simulator would. Runs the
+// search of `scenario` with its best `top` by estimate simulated (analytic network, as
+// `placesim search` does by default) and holds each estimate within `tolerance` of its
+// simulated step, which keeps their order wherever the simulated steps differ by more than
+// twice that. Returns the label of the simulator's best.
+std::string CheckRankingAgainstTheSimulator(const Scenario& scenario, int64_t top,
+                                            double tolerance) {
+  study::SearchRequest request;
+  request.simulate_top = top;
+  request.jobs = 2;
+  ErrorList errors;
+  const strategies::SearchSpace space = study::BuildSearchSpace(scenario, request, &errors);
+  EXPECT_TRUE(errors.empty());
+  StatusOr<study::SearchStudy> r = study::RunSearchStudy(scenario, space, request);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return "";
+  EXPECT_EQ(r->simulated, top);
+  std::vector<std::pair<double, double>> rows;  // (estimated, simulated) seconds
+  std::string best;
+  double best_step = 0;
+  for (const study::RankedCandidate& row : r->ranked) {
+    if (!row.simulated_step) continue;
+    const std::string label = strategies::CandidateLabel(row.screened.candidate);
+    const double est = row.screened.estimate.total.ToSeconds();
+    const double sim = row.simulated_step->ToSeconds();
+    EXPECT_LT(std::abs(est - sim) / sim, tolerance)
+        << label << ": estimated " << est << " s, simulated " << sim << " s";
+    if (best.empty() || sim < best_step) {
+      best = label;
+      best_step = sim;
+    }
+    rows.push_back({est, sim});
+  }
+  EXPECT_EQ(static_cast<int64_t>(rows.size()), top);
+  for (const auto& a : rows) {
+    for (const auto& b : rows) {
+      if (a.second < b.second * (1 - 2 * tolerance)) EXPECT_LT(a.first, b.first);
+    }
+  }
+  return best;
+}
+
+// The 4-layer GPT of the search tests on one DGX-H100 (strategies' FindsTheHandDerivedBest),
+// each preset with its framework's defaults, the eight best by estimate: each within 1% of
+// the simulator. Why 1%: these are data-parallel meshes on one node, where the estimate follows
+// the executor's schedule op by op: the same roofline compute, the same collective phases and
+// NCCL per-call cost (strategies/cost/nccl_tuning.h), buckets complete unit by unit as the
+// backward runs its units, gathers one unit ahead of the compute; what is left is rounding
+// (measured: all eight within 0.1%). Before the estimate charged per-call costs and full
+// buckets it ranked zero2 and zero3 first, 3.3% and 5.5% below the simulator.
 TEST(SearchEstimate, RanksTheSmallGptAsTheSimulatorDoes) {
   StatusOr<Scenario> scenario =
       LoadScenarioText(R"pb(
@@ -117,39 +155,22 @@ TEST(SearchEstimate, RanksTheSmallGptAsTheSimulatorDoes) {
                        )pb",
                        ScenarioFormat::kTextProto, {});
   ASSERT_TRUE(scenario.ok()) << scenario.status().message();
-  study::SearchRequest request;
-  request.simulate_top = 8;
-  request.jobs = 1;
-  ErrorList errors;
-  const strategies::SearchSpace space = study::BuildSearchSpace(*scenario, request, &errors);
-  ASSERT_TRUE(errors.empty());
-  StatusOr<study::SearchStudy> r = study::RunSearchStudy(*scenario, space, request);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_EQ(r->simulated, 8);
-  std::vector<std::pair<double, double>> rows;  // (estimated, simulated) seconds
-  for (const study::RankedCandidate& row : r->ranked) {
-    if (!row.simulated_step) continue;
-    const double est = row.screened.estimate.total.ToSeconds();
-    const double sim = row.simulated_step->ToSeconds();
-    EXPECT_LT(std::abs(est - sim) / sim, 0.01)
-        << strategies::CandidateLabel(row.screened.candidate) << ": estimated " << est
-        << " s, simulated " << sim << " s";
-    rows.push_back({est, sim});
-  }
-  ASSERT_EQ(rows.size(), 8u);
-  for (const auto& a : rows) {
-    for (const auto& b : rows) {
-      if (a.second < b.second * 0.98) EXPECT_LT(a.first, b.first);
-    }
-  }
-  // The simulator's best is the estimate's: zero1 over 8, mb 16, no recompute.
-  const auto best_sim =
-      std::min_element(r->ranked.begin(), r->ranked.end(), [](const auto& a, const auto& b) {
-        return a.simulated_step.value_or(Duration::Max()) <
-               b.simulated_step.value_or(Duration::Max());
-      });
-  EXPECT_EQ(strategies::CandidateLabel(best_sim->screened.candidate),
+  EXPECT_EQ(CheckRankingAgainstTheSimulator(*scenario, 8, 0.01),
             "zero1 dp8 tp1 pp1 cp1 mb16 recompute=none");
+}
+
+// GPT-3 175B on 64 A100s (examples/gpt3-175b-tp8-pp8), the eight best by estimate: pipelined
+// meshes with tp, cp and sequence parallelism, folded by the simulator. Each within 2%: the
+// estimate's bubble is the closed form (p-1)/m or (p-1)/(v m) of the busy time, which the
+// simulated schedule approaches but does not meet exactly (measured over the 31 best: mean
+// 0.4%, largest 1.3%, interleaved v = 4); before the per-call costs and the tensor-parallel
+// calls hidden beside the weight-gradient ops, up to 4.9% and a different best.
+TEST(SearchEstimate, RanksGpt3AsTheSimulatorDoes) {
+  const std::string path =
+      std::string(PLACESIM_SOURCE_DIR) + "/examples/gpt3-175b-tp8-pp8.textproto";
+  StatusOr<Scenario> scenario = LoadScenarioFile(path, {});
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  CheckRankingAgainstTheSimulator(*scenario, 8, 0.02);
 }
 
 }  // namespace
