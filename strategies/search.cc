@@ -208,32 +208,38 @@ Duration ProtocolOverhead(cost::NcclRow row, CollectiveKind kind, int64_t n,
   bool multi_node = false;
   for (const CallPhase& ph : phases) multi_node |= ph.network;
   const int r = static_cast<int>(row);
+  const bool plateau = row == cost::NcclRow::kRing && multi_node &&
+                       kind == CollectiveKind::kAllReduce &&
+                       static_cast<double>(buffer.count()) >=
+                           static_cast<double>(n) / 16 * cost::kNcclRingPlateauBytesPer16Ranks;
+  std::array<double, 2> drain_ps{};  // the phases' drain times, in picoseconds
+  for (size_t k = 0; k < phases.size(); ++k) {
+    drain_ps[k] = static_cast<double>(phases[k].Drain().picoseconds());
+  }
   Duration best = Duration::Zero();
   for (int proto = 0; proto < cost::kNumNcclProtocols; ++proto) {
     const auto p = static_cast<cost::NcclProtocol>(proto);
     const double eff = cost::NcclProtocolEfficiency(row, p, kind, multi_node);
     Duration latency = Microseconds(cost::kNcclBaseLatencyUs[r][proto]);
-    Duration slower, longest, longest_slowed;
-    for (const CallPhase& ph : phases) {
+    double slower = 0, longest = 0, longest_slowed = 0;  // picoseconds
+    for (size_t k = 0; k < phases.size(); ++k) {
+      const CallPhase& ph = phases[k];
       double hop_us = cost::kNcclHopLatencyUs[r][ph.network ? 1 : 0][proto];
       if (multi_node && !ph.network && p == cost::NcclProtocol::kLL) {
         hop_us *= cost::kNcclLLMultiNodeNvlinkFactor;
       }
       latency += NonNegative(Microseconds(hop_us) - ph.route) * std::max<int64_t>(ph.steps, 1);
-      const Duration drain = ph.Drain();
-      slower += Scaled(drain, 1.0 / eff - 1.0);
-      longest = std::max(longest, drain);
-      longest_slowed = std::max(longest_slowed, Scaled(drain, 1.0 / eff));
+      slower += drain_ps[k] * (1.0 / eff - 1.0);
+      longest = std::max(longest, drain_ps[k]);
+      longest_slowed = std::max(longest_slowed, drain_ps[k] / eff);
     }
     if (pipelined) slower = longest_slowed - longest;
-    if (row == cost::NcclRow::kRing && p == cost::NcclProtocol::kSimple && multi_node &&
-        kind == CollectiveKind::kAllReduce &&
-        static_cast<double>(buffer.count()) >=
-            static_cast<double>(n) / 16 * cost::kNcclRingPlateauBytesPer16Ranks) {
+    if (plateau && p == cost::NcclProtocol::kSimple) {
       latency = Duration::Picoseconds(latency.picoseconds() * cost::kNcclRingPlateauNum /
                                       cost::kNcclRingPlateauDen);
     }
-    if (proto == 0 || latency + slower < best) best = latency + slower;
+    const Duration total = latency + Duration::Picoseconds(static_cast<int64_t>(slower));
+    if (proto == 0 || total < best) best = total;
   }
   return best;
 }
@@ -583,11 +589,11 @@ UnitLayout UnitsOf(const EstimateInputs& in, const RankRole& role) {
   return u;
 }
 
-RoleComm ChargeCollectives(const EstimateInputs& in, const RankRole& role) {
+RoleComm ChargeCollectives(const EstimateInputs& in, const RankRole& role,
+                           const UnitLayout& units) {
   const StrategySpec& strategy = *in.strategy;
   const Plan& plan = *in.plan;
   const Links links = LinksOf(*in.cluster);
-  const UnitLayout units = UnitsOf(in, role);
   // S*: gradients then go unit by unit, not by bucket.
   const bool gathered_params =
       std::any_of(role.collectives.begin(), role.collectives.end(), [&](const Collective& col) {
@@ -611,7 +617,7 @@ RoleComm ChargeCollectives(const EstimateInputs& in, const RankRole& role) {
      : col.axis == Axis::kTensor   ? k.tp
      : col.axis == Axis::kPipeline ? k.pp
                                    : k.ep) += t;
-    if (col.axis == Axis::kTensor && strategy.mesh.tp > 1) {
+    if (in.tp_comm_overlap && col.axis == Axis::kTensor && strategy.mesh.tp > 1) {
       k.tp_chunk +=
           CallTime(col.kind, col.group_size, l, col.buffer_bytes / strategy.mesh.tp, links) *
           col.count;
@@ -803,8 +809,8 @@ StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   const Duration c_fwd = w.forward + in.overhead * w.forward_kernels;
   const Duration c_bwd = w.backward + w.recompute + in.overhead * w.backward_kernels;
   const Duration t_compute = (c_fwd + c_bwd) * m;
-  RoleComm comm = ChargeCollectives(in, role);
   const UnitLayout layout = UnitsOf(in, role);
+  RoleComm comm = ChargeCollectives(in, role, layout);
   HideBesideWeightGradients(in, role, m, comm);
   if (in.tp_comm_overlap && mesh.tp > 1) {
     // Chunked blocks (see "overlap" in search.h): of every call one chunk stays exposed, the
