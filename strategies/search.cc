@@ -763,6 +763,18 @@ Duration OffloadTime(const EstimateInputs& in, const RankRole& role) {
   return t + std::max(w.flops / node.host_flops, (w.read + w.written) / node.host_memory_bandwidth);
 }
 
+// One of the cp parts the schedule splits a pass's attention-holding block into under ring
+// attention (SplitOp), with its kernel's overhead.
+Duration AttentionPart(const EstimateInputs& in, const cost::LayerPass& pass) {
+  const bool whole = pass.whole.flops > Flops() ||
+                     pass.whole.read + pass.whole.written + pass.whole.elementwise > Bytes::Zero();
+  const cost::Work& w = whole ? pass.whole : pass.attention;
+  const int64_t parts = std::max(1, in.strategy->mesh.cp);
+  const cost::Work part{w.flops / static_cast<double>(parts), w.read / parts, w.written / parts,
+                        w.elementwise / parts};
+  return in.roof.Op(part) + in.overhead;
+}
+
 // The schedule issues a layer's weight-gradient op after its last input-gradient op, and the
 // calls that follow that op run on their own stream beside it: one block's tensor-parallel
 // calls (of the layer's two blocks; the backward holds one of the passes' shares: forward,
@@ -786,7 +798,14 @@ void HideBesideWeightGradients(const EstimateInputs& in, const RankRole& role, i
   if (mesh.cp > 1 && in.training->context_parallel_comm != ContextParallelComm::kAllGather) {
     const int64_t calls = (mesh.cp - 1) * (full ? 4 : 3);
     const Duration exchange = Duration::Picoseconds(comm.cp.picoseconds() / (calls * layers * m));
-    comm.cp -= std::min(exchange, window) * (layers * m);
+    // A forward (and the full recompute's) runs the attention block in cp parts; the first
+    // exchange waits for the first part, each later one runs beside the next part.
+    Duration hidden = std::min(exchange, window);
+    const int64_t beside_parts = mesh.cp - 2;
+    hidden += std::min(exchange, AttentionPart(in, in.costs.forward)) * beside_parts;
+    if (full)
+      hidden += std::min(exchange, AttentionPart(in, in.costs.recompute_pass)) * beside_parts;
+    comm.cp -= hidden * (layers * m);
   }
 }
 

@@ -90,7 +90,9 @@
 //             can hide its passes under attention compute, so cp is a conservative bound),
 //             but for what runs beside a layer's weight-gradient op, which the schedule issues
 //             after the layer's last input-gradient op: one block's tp calls (of two) and the
-//             backward's last key/value exchange, per layer and micro-batch, at most that op.
+//             backward's last key/value exchange, per layer and micro-batch, at most that op;
+//             and in a forward (and a full recompute) under ring attention every exchange but
+//             the first, each beside one of the cp attention parts, at most that part.
 //             With tp_comm_overlap (chunked blocks, ScheduleOptions) a block's work and
 //             collectives run in tp chunks: of every call one chunk t(S/tp) stays exposed and
 //             the other tp − 1 hide under the chunked passes' compute C = m (forward +
