@@ -14,11 +14,13 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "base/errors.h"
 #include "strategies/cost/arith.h"
 #include "strategies/cost/kernel_model.h"
+#include "strategies/cost/nccl_tuning.h"
 #include "strategies/cost/pass_costs.h"
 #include "strategies/model.h"
 #include "strategies/plan.h"
@@ -141,45 +143,143 @@ Duration NonNegative(Duration d) { return std::max(Duration::Zero(), d); }
 // `d` scaled by a real factor, rounded to the nearest picosecond.
 Duration Scaled(Duration d, double k) { return Seconds(d.ToSeconds() * k); }
 
-// The links a collective is charged at (see "collective" in search.h).
+// The links a collective is charged at (see "collective" in search.h), with the latency of
+// one step's route as the cluster graph (topology/build.cc) lays it: GPU, NVSwitch plane, GPU
+// within a node; GPU, PCIe switch, NIC, leaf [, spine, leaf], NIC, PCIe switch, GPU across.
 struct Links {
   Bandwidth nvlink;  // per GPU
   Bandwidth nic;     // per GPU: nics x nic_bandwidth / gpus
-  Duration nvlink_alpha;
-  Duration nic_alpha;
+  Duration intra;    // one step within a node
+  Duration inter;    // one step across nodes within one leaf
+  Duration spine;    // added when a group spans more nodes than one leaf (per rail) serves
+  int64_t nodes_per_leaf = std::numeric_limits<int64_t>::max();
 };
 
-Links LinksOf(const topology::NodeSpec& node) {
+Links LinksOf(const topology::ClusterSpec& cluster) {
+  const topology::NodeSpec& node = cluster.node;
+  const topology::FabricSpec& f = cluster.fabric;
   Links k;
   k.nvlink = node.nvlink_bandwidth;
   if (node.gpus > 0) {
     k.nic =
         Bandwidth::BytesPerSecond(node.nics * node.nic_bandwidth.bytes_per_second() / node.gpus);
   }
-  k.nvlink_alpha = node.nvlink_latency;
-  k.nic_alpha = node.nic_latency;
-  if (k.nvlink <= Bandwidth::Zero()) {
+  k.intra = node.nvlink_latency * 2;
+  if (k.nvlink <= Bandwidth::Zero()) {  // no NVSwitch plane: through the PCIe switch
     k.nvlink = k.nic > Bandwidth::Zero() ? k.nic : Bandwidth::BytesPerSecond(1);
+    k.intra = node.pcie_latency * 2;
+  }
+  k.inter = node.pcie_latency * 4 + node.nic_latency * 2;
+  k.spine = f.switch_latency * 2;
+  const double o = f.oversubscription > 0 ? f.oversubscription : 1.0;
+  const auto down = static_cast<int64_t>(std::floor(f.switch_radix * o / (o + 1) + 1e-9));
+  if (down >= 1) {
+    k.nodes_per_leaf = f.kind == topology::FabricKind::kRailOptimized
+                           ? down
+                           : std::max<int64_t>(1, down / std::max(1, node.nics));
   }
   return k;
 }
 
-// One call of `kind` over `n` ranks, `l` of them on the first node, moving buffer `bytes`.
+// num / den of `bytes`, rounded to the nearest byte.
+Bytes Share(Bytes bytes, int64_t num, int64_t den) {
+  return Scale(bytes, static_cast<double>(num) / static_cast<double>(den));
+}
+
+// One phase of a collective's plan as the simulator's analytic network charges it
+// (sim/collectives/impl/ring.cc, hierarchical.cc): `steps` route latencies and `bytes` per
+// device at `bw`.
+struct CallPhase {
+  int64_t steps = 0;
+  Bytes bytes;
+  Bandwidth bw;
+  Duration route;
+  bool network = false;
+  Duration Drain() const { return bytes / bw; }
+  Duration Time() const { return route * steps + Drain(); }
+};
+
+// NCCL's per-call protocol cost (strategies/cost/nccl_tuning.h, the simulator's
+// sim/collectives/nccl_model.h): per protocol its base latency, per step the hop latency NCCL
+// measured beyond the route's own, and the bandwidth the protocol gives up; the cheapest
+// protocol runs.
+Duration ProtocolOverhead(cost::NcclRow row, CollectiveKind kind, int64_t n,
+                          std::span<const CallPhase> phases, bool pipelined, Bytes buffer) {
+  bool multi_node = false;
+  for (const CallPhase& ph : phases) multi_node |= ph.network;
+  const int r = static_cast<int>(row);
+  const bool plateau = row == cost::NcclRow::kRing && multi_node &&
+                       kind == CollectiveKind::kAllReduce &&
+                       static_cast<double>(buffer.count()) >=
+                           static_cast<double>(n) / 16 * cost::kNcclRingPlateauBytesPer16Ranks;
+  std::array<double, 2> drain_ps{};  // the phases' drain times, in picoseconds
+  for (size_t k = 0; k < phases.size(); ++k) {
+    drain_ps[k] = static_cast<double>(phases[k].Drain().picoseconds());
+  }
+  Duration best = Duration::Zero();
+  for (int proto = 0; proto < cost::kNumNcclProtocols; ++proto) {
+    const auto p = static_cast<cost::NcclProtocol>(proto);
+    const double eff = cost::NcclProtocolEfficiency(row, p, kind, multi_node);
+    Duration latency = Microseconds(cost::kNcclBaseLatencyUs[r][proto]);
+    double slower = 0, longest = 0, longest_slowed = 0;  // picoseconds
+    for (size_t k = 0; k < phases.size(); ++k) {
+      const CallPhase& ph = phases[k];
+      double hop_us = cost::kNcclHopLatencyUs[r][ph.network ? 1 : 0][proto];
+      if (multi_node && !ph.network && p == cost::NcclProtocol::kLL) {
+        hop_us *= cost::kNcclLLMultiNodeNvlinkFactor;
+      }
+      latency += NonNegative(Microseconds(hop_us) - ph.route) * std::max<int64_t>(ph.steps, 1);
+      slower += drain_ps[k] * (1.0 / eff - 1.0);
+      longest = std::max(longest, drain_ps[k]);
+      longest_slowed = std::max(longest_slowed, drain_ps[k] / eff);
+    }
+    if (pipelined) slower = longest_slowed - longest;
+    if (plateau && p == cost::NcclProtocol::kSimple) {
+      latency = Duration::Picoseconds(latency.picoseconds() * cost::kNcclRingPlateauNum /
+                                      cost::kNcclRingPlateauDen);
+    }
+    const Duration total = latency + Duration::Picoseconds(static_cast<int64_t>(slower));
+    if (proto == 0 || total < best) best = total;
+  }
+  return best;
+}
+
+// One call of `kind` over `n` ranks, `l` of them on the first node, moving buffer `bytes`: a
+// ring within one node, NCCL's two-level (hierarchical) plan across nodes, its phases
+// pipelined in staging-buffer chunks (the longest phase plus one chunk's fill of the others),
+// one transfer for a send/recv; plus the protocol cost.
 Duration CallTime(CollectiveKind kind, int64_t n, int64_t l, Bytes bytes, const Links& k) {
   if (n <= 1 || bytes <= Bytes::Zero()) return Duration::Zero();
   const Bandwidth nic = k.nic > Bandwidth::Zero() ? k.nic : k.nvlink;
+  const int64_t nodes = (n + l - 1) / l;
+  const Duration inter = k.inter + (nodes > k.nodes_per_leaf ? k.spine : Duration::Zero());
+  std::array<CallPhase, 2> buf;
+  size_t count = 0;
   if (kind == CollectiveKind::kSendRecv) {
-    return l >= n ? bytes / k.nvlink + k.nvlink_alpha : bytes / nic + k.nic_alpha;
+    buf[count++] = l >= n ? CallPhase{1, bytes, k.nvlink, k.intra, false}
+                          : CallPhase{1, bytes, nic, inter, true};
+    const std::span<const CallPhase> phases(buf.data(), count);
+    return phases[0].Time() + ProtocolOverhead(cost::NcclRow::kP2p, kind, 2, phases, false, bytes);
   }
   const int64_t f = kind == CollectiveKind::kAllReduce ? 2 : 1;
-  const int64_t nodes = (n + l - 1) / l;
   if (nodes <= 1) {
-    return Scale(bytes, static_cast<double>(f * (n - 1)) / static_cast<double>(n)) / k.nvlink +
-           k.nvlink_alpha * (f * (n - 1));
+    buf[count++] = {f * (n - 1), Share(bytes, f * (n - 1), n), k.nvlink, k.intra, false};
+  } else {
+    if (l > 1) buf[count++] = {f * (l - 1), Share(bytes, f * (l - 1), l), k.nvlink, k.intra, false};
+    buf[count++] = {f * (nodes - 1), Share(bytes, f * (nodes - 1), nodes * l), nic, inter, true};
   }
-  return Scale(bytes, static_cast<double>(f * (l - 1)) / static_cast<double>(l)) / k.nvlink +
-         Scale(bytes, static_cast<double>(f * (nodes - 1)) / static_cast<double>(nodes * l)) / nic +
-         k.nvlink_alpha * (f * (l - 1)) + k.nic_alpha * (f * (nodes - 1));
+  const std::span<const CallPhase> phases(buf.data(), count);
+  const bool pipelined = nodes > 1;
+  Duration sum, longest;
+  for (const CallPhase& ph : phases) {
+    sum += ph.Time();
+    longest = std::max(longest, ph.Time());
+  }
+  const int64_t chunks =
+      std::max<int64_t>(1, cost::CeilDiv(bytes.count(), cost::kNcclStagingBuffer.count()));
+  const Duration plan =
+      pipelined ? longest + Duration::Picoseconds((sum - longest).picoseconds() / chunks) : sum;
+  return plan + ProtocolOverhead(cost::NcclRow::kRing, kind, n, phases, pipelined, bytes);
 }
 
 bool IsDataAxis(Axis a) { return a == Axis::kData || a == Axis::kContext; }
@@ -205,6 +305,8 @@ struct PassWork {
   Duration recompute;
   int64_t forward_kernels = 0;
   int64_t backward_kernels = 0;  // recompute ops included
+  // Of those, the embedding's and the output layer's ops (one and one; one and two).
+  Duration embedding_forward, embedding_backward, head_forward, head_backward;
 };
 
 // One op's work under ring attention, as the schedule runs a block that holds attention:
@@ -257,8 +359,10 @@ PassWork RoleWork(const cost::PassCosts& pc, const ParameterBreakdown& p, const 
   AddLayerPass(roof, pc.recompute_pass, pc.recompute == Recompute::kFull ? parts : 1, layers,
                w.recompute, w.backward_kernels);
   if (role.has_embedding) {
-    w.forward += roof.Op(pc.embedding_forward);
-    w.backward += roof.Op(pc.embedding_backward_weight);
+    w.embedding_forward = roof.Op(pc.embedding_forward);
+    w.embedding_backward = roof.Op(pc.embedding_backward_weight);
+    w.forward += w.embedding_forward;
+    w.backward += w.embedding_backward;
     w.forward_kernels += 1;
     w.backward_kernels += 1;
   }
@@ -267,9 +371,11 @@ PassWork RoleWork(const cost::PassCosts& pc, const ParameterBreakdown& p, const 
     // stage that is not also the first the copy of a tied word embedding (Megatron-LM).
     const int64_t head_elements = cost::CeilDiv(p.head, pc.tp) + p.final_norm +
                                   (p.head == 0 && !role.has_embedding ? pc.vocab_elements : 0);
-    w.forward += roof.Op(pc.output_forward);
-    w.backward +=
+    w.head_forward = roof.Op(pc.output_forward);
+    w.head_backward =
         roof.Op(pc.output_backward_input) + roof.Op(pc.OutputBackwardWeight(head_elements));
+    w.forward += w.head_forward;
+    w.backward += w.head_backward;
     w.forward_kernels += 1;
     w.backward_kernels += 2;
   }
@@ -281,61 +387,213 @@ struct RoleComm {
   // Exposed on every layer, summed over the step: tp, pp, cp (K/V exchange) and ep calls.
   Duration tp, pp, cp, ep;
   Duration tp_chunk;  // one tp-th chunk of every tensor-parallel call (tp_comm_overlap)
-  // Data-parallel traffic of the comm stream: per micro-batch in forward (k_fwd) and in
-  // backward (k_bwd), once per step beside the last backward (k_step), after the optimizer
-  // (k_after); `tail` the last call of the last backward, `head` the first gather.
-  Duration k_fwd, k_bwd, k_step, k_after, tail, head;
+  // Data-parallel traffic of the comm stream: per micro-batch in backward (k_bwd, sharded
+  // gradients by bucket), once per step beside the last backward (k_step), after the optimizer
+  // (k_after); `tail` the last call of the last backward.
+  Duration k_bwd, k_step, k_after, tail;
+  // The share of a backward that runs before its first gradient bucket is complete (the
+  // buckets fill in backward order at the rate the backward produces gradients): the last
+  // backward's syncs cannot start earlier.
+  double ready = 0;
   // Sharded gradients' reduce-scatters that the backward waits for (the framework reduces
   // without overlap, FrameworkDefaults): exposed whole, summed over the step.
   Duration blocking;
   bool gathers = false;  // S*: every unit gathered before its forward and its backward
+  // S*, per unit in forward order: its gathers (one forward's, and again one backward's) and
+  // its gradients' reduce-scatters beside the backward (not blocking), per micro-batch.
+  std::vector<Duration> unit_gather, unit_reduce;
+  Duration refetch;  // ZeRO-3's re-fetch after each micro-batch's recompute
 };
 
-// Charges one data-parallel collective: it runs as `calls` calls, one per gather unit for
-// gathered parameters, one per gradient bucket otherwise (the last one shorter).
-void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, int64_t units,
+// How a role's gathered parameters split into units and calls, as the schedule issues them
+// (strategies/schedule/data_parallel.cc): its layers in units of layers_per_unit, the
+// embedding and the output layer one unit each; DeepSpeed ZeRO-3's per-parameter gathers
+// (FrameworkDefaults) one all-gather per weight matrix of every layer (LayerWeightMatrices,
+// the norms and biases riding along). Weights are this rank's parameter elements.
+struct UnitLayout {
+  int64_t layers = 0;
+  int64_t layers_per_unit = 1;
+  double layer = 0;      // one layer's elements
+  double embedding = 0;  // 0 when the role has none
+  double head = 0;       // the output unit's; 0 when the role has none
+  bool per_parameter = false;
+  std::vector<int64_t> matrices;   // one layer's weight matrices, forward order
+  std::vector<int64_t> refetched;  // the matrices ZeRO-3 gathers again after recompute
+  double Total() const { return layer * static_cast<double>(layers) + embedding + head; }
+};
+
+// The calls of one occurrence of a data-parallel collective: `count` calls of `bytes` each;
+// `first` the first call of a forward (the front of the model), which is also the last of a
+// backward.
+struct CallSizes {
+  std::vector<std::pair<int64_t, Bytes>> groups;
+  Bytes first;
+  double ready = 0;  // the share of the buffer the first call of a backward waits for
+};
+
+// The time of each unit's share of gathered buffer `s`, in forward order, each unit one call
+// of `time`, or (per_parameter) one per weight matrix of each of its layers. The layer units
+// are alike, so each distinct unit is timed once.
+template <typename TimeOf>
+std::vector<Duration> PerUnitTimes(const UnitLayout& u, Bytes s, bool per_parameter,
+                                   const TimeOf& time) {
+  const double total = u.Total();
+  if (total <= 0) return {time(s)};
+  const auto share = [&](double w) { return Scale(s, w / total); };
+  int64_t matrices = 0;
+  for (int64_t m : u.matrices) matrices += m;
+  const auto layers_time = [&](int64_t layers) {
+    const Bytes bytes = share(u.layer * static_cast<double>(layers));
+    if (!per_parameter || matrices <= 0) return time(bytes);
+    Duration t;
+    for (int64_t m : u.matrices) {
+      t += time(Scale(share(u.layer), static_cast<double>(m) / static_cast<double>(matrices))) *
+           layers;
+    }
+    return t;
+  };
+  std::vector<Duration> out;
+  if (u.embedding > 0) out.push_back(time(share(u.embedding)));
+  const int64_t lpu = std::max<int64_t>(1, u.layers_per_unit);
+  if (u.layers >= lpu) out.insert(out.end(), static_cast<size_t>(u.layers / lpu), layers_time(lpu));
+  if (u.layers % lpu > 0) out.push_back(layers_time(u.layers % lpu));
+  if (u.head > 0) out.push_back(time(share(u.head)));
+  return out;
+}
+
+// Adds `b` to `a` element by element (a grows to b's size).
+void AddTimes(std::vector<Duration>& a, const std::vector<Duration>& b) {
+  if (a.size() < b.size()) a.resize(b.size());
+  for (size_t i = 0; i < b.size(); ++i) a[i] += b[i];
+}
+
+// The calls of ZeRO-3's re-fetch after recompute: every layer's released matrices, buffer
+// `s` over the role's layers.
+CallSizes RefetchCalls(const UnitLayout& u, Bytes s) {
+  CallSizes out;
+  int64_t total = 0;
+  for (int64_t m : u.refetched) total += m;
+  const int64_t layers = std::max<int64_t>(1, u.layers);
+  if (total <= 0) total = 1;
+  const Bytes per_layer = s / layers;
+  for (int64_t m : u.refetched) {
+    out.groups.push_back(
+        {layers, Scale(per_layer, static_cast<double>(m) / static_cast<double>(total))});
+  }
+  if (out.groups.empty()) out.groups.push_back({1, s});
+  out.first = out.groups.front().second;
+  return out;
+}
+
+// Buffer `s` in gradient buckets: full buckets, the last one shorter.
+CallSizes BucketCalls(Bytes s, Bytes bucket) {
+  CallSizes out;
+  const int64_t calls = cost::CeilDiv(s.count(), bucket.count());
+  if (calls > 1) out.groups.push_back({calls - 1, bucket});
+  out.first = s - bucket * (calls - 1);
+  out.groups.push_back({1, out.first});
+  out.ready = calls > 1 ? bucket / s : 1.0;
+  return out;
+}
+
+// Charges one data-parallel collective: it runs as one call per gather unit (per weight
+// matrix under per-parameter gathers) for gathered parameters and their gradients, one per
+// gradient bucket otherwise, each call paying its own latency and protocol cost.
+void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, const UnitLayout& u,
                         bool gathered_params, bool blocking_reduce, Bytes bucket,
                         const Links& links, RoleComm& k) {
   const Bytes s = col.buffer_bytes;
   const bool refetch = col.reason == CommPurpose::kParamRefetch;
-  const bool per_unit = col.count == 2 * plan.micro_batches || refetch ||
-                        (col.state == State::kGrads && gathered_params);
-  const int64_t calls =
-      per_unit ? std::max<int64_t>(1, units) : cost::CeilDiv(s.count(), bucket.count());
-  const Bytes last = per_unit ? s / calls : s - bucket * (calls - 1);
-  const Duration last_call = CallTime(col.kind, col.group_size, l, last, links);
-  const Duration one =
-      CallTime(col.kind, col.group_size, l, s / calls, links) * (calls - 1) + last_call;
+  const bool gather = col.state == State::kParams && col.count == 2 * plan.micro_batches;
+  const auto time = [&](Bytes bytes) {
+    return CallTime(col.kind, col.group_size, l, bytes, links);
+  };
+  if (gather || (col.state == State::kGrads && gathered_params)) {
+    // Unit by unit: every unit's gather before its forward and its backward; its gradients'
+    // reduce-scatter after its backward.
+    const std::vector<Duration> units = PerUnitTimes(u, s, gather && u.per_parameter, time);
+    Duration one;
+    for (Duration t : units) one += t;
+    if (gather) {
+      k.gathers = true;
+      AddTimes(k.unit_gather, units);
+    } else if (blocking_reduce) {
+      k.blocking += one * col.count;
+    } else if (col.count == plan.micro_batches) {
+      AddTimes(k.unit_reduce, units);
+    } else {
+      k.k_step += one * col.count;  // hybrid sharding's replica all-reduce, once per step
+    }
+    return;
+  }
+  const CallSizes calls = refetch ? RefetchCalls(u, s) : BucketCalls(s, bucket);
+  Duration one;
+  for (const auto& [count, bytes] : calls.groups) one += time(bytes) * count;
+  const Duration first_call = time(calls.first);
   // Without overlap the reduction is exposed: sharded gradients' reduce-scatters stall the
   // backward (DeepSpeed), replicated gradients wait for its end (Megatron-LM).
   if (blocking_reduce && col.state == State::kGrads) {
     k.blocking += one * col.count;
-  } else if (col.state == State::kParams && col.count == 2 * plan.micro_batches) {
-    k.gathers = true;
-    k.k_fwd += one;
-    k.k_bwd += one;
-    k.head = std::max(k.head, last_call);
   } else if (refetch) {
-    k.k_bwd += one;  // matrices gathered again after each micro-batch's recompute
+    k.refetch += one;  // matrices gathered again after each micro-batch's recompute
   } else if (col.state == State::kParams) {
     k.k_after += one;  // updated replicated params, after the sharded optimizer step
   } else if (col.count == plan.micro_batches && plan.micro_batches > 1) {
     k.k_bwd += one;  // sharded gradients: every micro-batch's backward
-    k.tail = std::max(k.tail, last_call);
+    k.tail = std::max(k.tail, first_call);
+    k.ready = std::max(k.ready, calls.ready);
   } else {
     k.k_step += one * col.count;  // replicated: after the last one
-    k.tail = std::max(k.tail, last_call);
+    k.tail = std::max(k.tail, first_call);
+    k.ready = std::max(k.ready, calls.ready);
   }
 }
 
-RoleComm ChargeCollectives(const StrategySpec& strategy, const Plan& plan, const RankRole& role,
-                           const topology::NodeSpec& node, Bytes bucket) {
-  const Links links = LinksOf(node);
-  const int64_t units =
-      (strategy.layers_per_unit > 0
-           ? (role.layers + strategy.layers_per_unit - 1) / strategy.layers_per_unit
-           : role.layers) +
-      (role.has_embedding ? 1 : 0) + (role.has_head ? 1 : 0);
+// What the estimate of every role shares.
+struct EstimateInputs {
+  const ModelSpec* model = nullptr;
+  const TrainingSpec* training = nullptr;
+  const StrategySpec* strategy = nullptr;
+  const topology::ClusterSpec* cluster = nullptr;
+  const Plan* plan = nullptr;
+  cost::PassCosts costs;
+  ParameterBreakdown params;
+  Roofline roof;
+  FlopRate peak;
+  Duration overhead;  // per kernel
+  Bytes bucket;       // the gradient bucket, at least 1 byte
+  bool tp_comm_overlap = false;
+  bool per_parameter = false;      // DeepSpeed ZeRO-3's gathers (FrameworkDefaults)
+  std::vector<int64_t> matrices;   // LayerWeightMatrices
+  std::vector<int64_t> refetched;  // RefetchAfterRecompute's matrices
+};
+
+// The role's gather units, weighted by its parameter elements (tp-local).
+UnitLayout UnitsOf(const EstimateInputs& in, const RankRole& role) {
+  const ParameterBreakdown& p = in.params;
+  const int64_t tp = std::max(1, in.strategy->mesh.tp);
+  UnitLayout u;
+  u.layers = role.layers;
+  u.layers_per_unit = std::max<int64_t>(1, in.strategy->layers_per_unit);
+  u.layer = static_cast<double>(p.layer_tp_split) / static_cast<double>(tp) +
+            static_cast<double>(p.layer_tp_replicated);
+  u.embedding = role.has_embedding
+                    ? std::max(1.0, static_cast<double>(p.embedding) / static_cast<double>(tp))
+                    : 0;
+  u.head = role.has_head ? std::max(1.0, static_cast<double>(p.head) / static_cast<double>(tp) +
+                                             static_cast<double>(p.final_norm))
+                         : 0;
+  u.per_parameter = in.per_parameter;
+  u.matrices = in.matrices;
+  u.refetched = in.refetched;
+  return u;
+}
+
+RoleComm ChargeCollectives(const EstimateInputs& in, const RankRole& role,
+                           const UnitLayout& units) {
+  const StrategySpec& strategy = *in.strategy;
+  const Plan& plan = *in.plan;
+  const Links links = LinksOf(*in.cluster);
   // S*: gradients then go unit by unit, not by bucket.
   const bool gathered_params =
       std::any_of(role.collectives.begin(), role.collectives.end(), [&](const Collective& col) {
@@ -345,11 +603,13 @@ RoleComm ChargeCollectives(const StrategySpec& strategy, const Plan& plan, const
   // The framework's reduction without overlap (docs/overheads.md); the estimate takes the
   // preset's default, not a scenario's override.
   const bool blocking_reduce = !FrameworkDefaults(strategy.name).overlap_grad_reduce;
+  const int gpus = std::max(1, in.cluster->node.gpus);
   RoleComm k;
   for (const Collective& col : role.collectives) {
-    const int64_t l = MembersOnFirstNode(strategy, col, std::max(1, node.gpus));
+    const int64_t l = MembersOnFirstNode(strategy, col, gpus);
     if (IsDataAxis(col.axis) && !(col.axis == Axis::kContext && col.state == State::kActivations)) {
-      ChargeDataParallel(col, l, plan, units, gathered_params, blocking_reduce, bucket, links, k);
+      ChargeDataParallel(col, l, plan, units, gathered_params, blocking_reduce, in.bucket, links,
+                         k);
       continue;
     }
     const Duration t = CallTime(col.kind, col.group_size, l, col.buffer_bytes, links) * col.count;
@@ -357,7 +617,7 @@ RoleComm ChargeCollectives(const StrategySpec& strategy, const Plan& plan, const
      : col.axis == Axis::kTensor   ? k.tp
      : col.axis == Axis::kPipeline ? k.pp
                                    : k.ep) += t;
-    if (col.axis == Axis::kTensor && strategy.mesh.tp > 1) {
+    if (in.tp_comm_overlap && col.axis == Axis::kTensor && strategy.mesh.tp > 1) {
       k.tp_chunk +=
           CallTime(col.kind, col.group_size, l, col.buffer_bytes / strategy.mesh.tp, links) *
           col.count;
@@ -366,46 +626,188 @@ RoleComm ChargeCollectives(const StrategySpec& strategy, const Plan& plan, const
   return k;
 }
 
-// Exposed data-parallel time: every micro-batch but the last hides its traffic under its own
-// compute (gathers phase by phase, since a unit's compute waits for its gather); the last
-// one's backward also carries the once-per-step syncs, of which the last call stays exposed.
-Duration ExposedDataParallel(const RoleComm& k, Duration c_fwd, Duration c_bwd, int64_t m) {
+// The parameter elements of each gather unit, in forward order (as PerUnitTimes).
+std::vector<double> UnitWeights(const UnitLayout& u) {
+  std::vector<double> w;
+  if (u.embedding > 0) w.push_back(u.embedding);
+  const int64_t lpu = std::max<int64_t>(1, u.layers_per_unit);
+  for (int64_t i = 0; i < u.layers / lpu; ++i) w.push_back(u.layer * static_cast<double>(lpu));
+  if (u.layers % lpu > 0) w.push_back(u.layer * static_cast<double>(u.layers % lpu));
+  if (u.head > 0) w.push_back(u.head);
+  return w;
+}
+
+// The compute-stream time of each gather unit of a role, in forward order (as PerUnitTimes):
+// forward and backward (recompute included), kernel overheads included.
+struct UnitCompute {
+  std::vector<Duration> forward, backward;
+};
+
+UnitCompute UnitComputeOf(const PassWork& w, const UnitLayout& u, Duration overhead) {
+  const Duration emb_f = u.embedding > 0 ? w.embedding_forward + overhead : Duration::Zero();
+  const Duration emb_b = u.embedding > 0 ? w.embedding_backward + overhead : Duration::Zero();
+  const Duration head_f = u.head > 0 ? w.head_forward + overhead : Duration::Zero();
+  const Duration head_b = u.head > 0 ? w.head_backward + overhead * 2 : Duration::Zero();
+  const int64_t layers = std::max<int64_t>(1, u.layers);
+  const Duration layer_f = Duration::Picoseconds(
+      (w.forward + overhead * w.forward_kernels - emb_f - head_f).picoseconds() / layers);
+  const Duration layer_b = Duration::Picoseconds(
+      (w.backward + w.recompute + overhead * w.backward_kernels - emb_b - head_b).picoseconds() /
+      layers);
+  UnitCompute c;
+  const auto add = [&](Duration f, Duration b) {
+    c.forward.push_back(f);
+    c.backward.push_back(b);
+  };
+  if (u.embedding > 0) add(emb_f, emb_b);
+  const int64_t lpu = std::max<int64_t>(1, u.layers_per_unit);
+  for (int64_t i = 0; i < u.layers / lpu; ++i) add(layer_f * lpu, layer_b * lpu);
+  if (u.layers % lpu > 0) add(layer_f * (u.layers % lpu), layer_b * (u.layers % lpu));
+  if (u.head > 0) add(head_f, head_b);
+  return c;
+}
+
+// Gathered parameters (S*), one micro-batch, as the schedule runs them with one unit of
+// prefetch: a unit's compute waits for its gather, and the next unit's gather runs beside it,
+// so what a unit's compute does not cover stays exposed: in the forward max(0, g_{i+1} - f_i),
+// then the backward's first gather (the last unit's) beside the last forward; in the backward
+// (last unit first) the previous unit's reduce-scatter and the next gather beside b_i.
+// `next_forward`: the next micro-batch's first gather beside the last backward unit.
+Duration ExposedGathers(const RoleComm& k, const UnitCompute& c, bool next_forward) {
+  const std::vector<Duration>& g = k.unit_gather;
+  const size_t n = std::min(g.size(), c.forward.size());
+  if (n == 0) return Duration::Zero();
+  const auto reduce = [&](size_t i) {
+    return i < k.unit_reduce.size() ? k.unit_reduce[i] : Duration::Zero();
+  };
+  Duration e;
+  for (size_t i = 0; i < n; ++i) {
+    const Duration next = i + 1 < n ? g[i + 1] : g[n - 1];
+    e += NonNegative(next - c.forward[i]);
+  }
+  for (size_t k_ = n; k_-- > 0;) {  // backward: units n-1 .. 0
+    const Duration queued = k_ + 1 < n ? reduce(k_ + 1) : Duration::Zero();
+    if (k_ > 0) {
+      e += NonNegative(g[k_ - 1] + queued - c.backward[k_]);
+    } else if (next_forward) {
+      e += NonNegative(g[0] + queued - c.backward[0]);
+    }
+  }
+  return e;
+}
+
+// When, into the last backward, its first gradient bucket (`share` of the gradient) is
+// complete: the gradients of a unit are complete when its backward ends, and the backward
+// runs the units last to first.
+Duration FirstBucketReady(double share, const UnitLayout& layout, const UnitCompute& units) {
+  const std::vector<double> weights = UnitWeights(layout);
+  const double total = layout.Total();
+  if (total <= 0 || weights.size() != units.backward.size()) return Duration::Zero();
+  Duration t;
+  double produced = 0;
+  for (size_t i = weights.size(); i-- > 0;) {
+    t += units.backward[i];
+    produced += weights[i];
+    if (produced >= share * total * (1 - 1e-12)) break;
+  }
+  return t;
+}
+
+// Exposed data-parallel time. Bucketed traffic: every micro-batch but the last hides its
+// traffic under its own compute; the last one's backward also carries the once-per-step
+// syncs, which start once the first bucket is complete and of which the last call stays
+// exposed. Gathered parameters: unit by unit (ExposedGathers), the step's first gather
+// exposed whole, then the last unit's reduce-scatter and the step's replica syncs.
+Duration ExposedDataParallel(const RoleComm& k, const UnitLayout& layout, const UnitCompute& units,
+                             Duration c_fwd, Duration c_bwd, int64_t m) {
   Duration dp = k.k_after + k.blocking;
   if (k.gathers) {
-    dp += k.head + NonNegative(k.k_fwd - c_fwd) * m + NonNegative(k.k_bwd - c_bwd) * (m - 1) +
-          std::max(k.tail, k.k_bwd + k.k_step - c_bwd);
-  } else {
-    dp += NonNegative(k.k_bwd - c_fwd - c_bwd) * (m - 1);
-    if (k.k_bwd + k.k_step > Duration::Zero()) dp += std::max(k.tail, k.k_bwd + k.k_step - c_bwd);
+    Duration traffic;  // one backward's gathers and reduce-scatters
+    for (Duration t : k.unit_gather) traffic += t;
+    for (Duration t : k.unit_reduce) traffic += t;
+    const Duration slack = NonNegative(c_bwd - traffic);
+    dp += k.unit_gather.front() + ExposedGathers(k, units, true) * (m - 1) +
+          ExposedGathers(k, units, false) + NonNegative(k.refetch - slack) * m +
+          (k.unit_reduce.empty() ? Duration::Zero() : k.unit_reduce.front()) +
+          NonNegative(k.k_bwd + k.k_step - slack);
+    return dp;
+  }
+  dp += NonNegative(k.k_bwd - c_fwd - c_bwd) * (m - 1);
+  if (k.k_bwd + k.k_step > Duration::Zero()) {
+    dp += std::max(k.tail, FirstBucketReady(k.ready, layout, units) + k.k_bwd + k.k_step - c_bwd);
   }
   return dp;
 }
 
-// Offload copies over PCIe, exposed, and the host optimizer step as a memory-bound pass.
-Duration OffloadTime(const topology::NodeSpec& node, const RankRole& role) {
+// Offload copies over PCIe, exposed, and the optimizer step over the offloaded shard on the
+// host as the executor runs it: the same work as the GPU step (cost::PassCosts::OptimizerStep)
+// at the host's FLOP rate and memory bandwidth. The shard's elements are the offloaded bytes
+// over the bytes per element of the states offloaded (all sharded alike).
+Duration OffloadTime(const EstimateInputs& in, const RankRole& role) {
+  const topology::NodeSpec& node = in.cluster->node;
   Duration t;
   if (node.pcie_bandwidth > Bandwidth::Zero()) t += role.copy_bytes / node.pcie_bandwidth;
-  const Bandwidth host = node.host_memory_bandwidth / std::max(1, node.gpus);
   const Bytes offloaded = role.memory.offloaded_host + role.memory.offloaded_nvme;
-  if (host > Bandwidth::Zero()) t += (offloaded * 2) / host;
-  return t;
+  const StateBytes bpp = in.costs.bpp;
+  int64_t per_element = 0;
+  for (const auto& [st, bytes] :
+       {std::pair{State::kParams, bpp.params}, std::pair{State::kGrads, bpp.grads},
+        std::pair{State::kOptimizer, bpp.optimizer}}) {
+    if (OffloadTargetOf(*in.strategy, st) != OffloadTarget::kNone) per_element += bytes;
+  }
+  if (offloaded <= Bytes::Zero() || per_element <= 0 || node.host_flops <= FlopRate::Zero() ||
+      node.host_memory_bandwidth <= Bandwidth::Zero()) {
+    return t;
+  }
+  const cost::Work w = in.costs.OptimizerStep(offloaded.count() / per_element);
+  return t + std::max(w.flops / node.host_flops, (w.read + w.written) / node.host_memory_bandwidth);
 }
 
-// What the estimate of every role shares.
-struct EstimateInputs {
-  const ModelSpec* model = nullptr;
-  const TrainingSpec* training = nullptr;
-  const StrategySpec* strategy = nullptr;
-  const topology::NodeSpec* node = nullptr;
-  const Plan* plan = nullptr;
-  cost::PassCosts costs;
-  ParameterBreakdown params;
-  Roofline roof;
-  FlopRate peak;
-  Duration overhead;  // per kernel
-  Bytes bucket;       // the gradient bucket, at least 1 byte
-  bool tp_comm_overlap = false;
-};
+// One of the cp parts the schedule splits a pass's attention-holding block into under ring
+// attention (SplitOp), with its kernel's overhead.
+Duration AttentionPart(const EstimateInputs& in, const cost::LayerPass& pass) {
+  const bool whole = pass.whole.flops > Flops() ||
+                     pass.whole.read + pass.whole.written + pass.whole.elementwise > Bytes::Zero();
+  const cost::Work& w = whole ? pass.whole : pass.attention;
+  const int64_t parts = std::max(1, in.strategy->mesh.cp);
+  const cost::Work part{w.flops / static_cast<double>(parts), w.read / parts, w.written / parts,
+                        w.elementwise / parts};
+  return in.roof.Op(part) + in.overhead;
+}
+
+// The schedule issues a layer's weight-gradient op after its last input-gradient op, and the
+// calls that follow that op run on their own stream beside it: one block's tensor-parallel
+// calls (of the layer's two blocks; the backward holds one of the passes' shares: forward,
+// backward and the full recompute's forward) and, under ring attention, the last of the
+// backward's key/value exchanges (a layer exchanges cp - 1 times per forward and twice that
+// per backward). Each layer and micro-batch hides at most its weight-gradient op's time.
+void HideBesideWeightGradients(const EstimateInputs& in, const RankRole& role, int64_t m,
+                               RoleComm& comm) {
+  const MeshShape& mesh = in.strategy->mesh;
+  const int64_t layers = role.layers;
+  if (layers <= 0 || in.tp_comm_overlap) return;
+  const bool full = in.plan->effective_recompute == Recompute::kFull;
+  Duration window = in.roof.Op(in.costs.backward_weight) + in.overhead;
+  if (mesh.tp > 1) {
+    const int64_t passes = full ? 3 : 2;
+    const Duration block = Duration::Picoseconds(comm.tp.picoseconds() / (passes * 2 * layers * m));
+    const Duration hidden = std::min(block, window);
+    comm.tp -= hidden * (layers * m);
+    window -= hidden;
+  }
+  if (mesh.cp > 1 && in.training->context_parallel_comm != ContextParallelComm::kAllGather) {
+    const int64_t calls = (mesh.cp - 1) * (full ? 4 : 3);
+    const Duration exchange = Duration::Picoseconds(comm.cp.picoseconds() / (calls * layers * m));
+    // A forward (and the full recompute's) runs the attention block in cp parts; the first
+    // exchange waits for the first part, each later one runs beside the next part.
+    Duration hidden = std::min(exchange, window);
+    const int64_t beside_parts = mesh.cp - 2;
+    hidden += std::min(exchange, AttentionPart(in, in.costs.forward)) * beside_parts;
+    if (full)
+      hidden += std::min(exchange, AttentionPart(in, in.costs.recompute_pass)) * beside_parts;
+    comm.cp -= hidden * (layers * m);
+  }
+}
 
 StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   const Plan& plan = *in.plan;
@@ -426,7 +828,9 @@ StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   const Duration c_fwd = w.forward + in.overhead * w.forward_kernels;
   const Duration c_bwd = w.backward + w.recompute + in.overhead * w.backward_kernels;
   const Duration t_compute = (c_fwd + c_bwd) * m;
-  RoleComm comm = ChargeCollectives(*in.strategy, plan, role, *in.node, in.bucket);
+  const UnitLayout layout = UnitsOf(in, role);
+  RoleComm comm = ChargeCollectives(in, role, layout);
+  HideBesideWeightGradients(in, role, m, comm);
   if (in.tp_comm_overlap && mesh.tp > 1) {
     // Chunked blocks (see "overlap" in search.h): of every call one chunk stays exposed, the
     // other tp - 1 hide under the chunked passes' compute; the attention block is not chunked
@@ -439,17 +843,18 @@ StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
                (plan.effective_recompute != Recompute::kNone ? 3 : 2);
   }
   StepEstimate e;
-  e.parts = {(w.forward + w.backward) * m,
-             w.recompute * m,
-             in.overhead * kernels,
-             optimizer,
-             Scaled(t_compute, plan.bubble_fraction),
-             ExposedDataParallel(comm, c_fwd, c_bwd, m),
-             comm.tp,
-             comm.pp,
-             comm.cp,
-             comm.ep,
-             OffloadTime(*in.node, role)};
+  e.parts = {
+      (w.forward + w.backward) * m,
+      w.recompute * m,
+      in.overhead * kernels,
+      optimizer,
+      Scaled(t_compute, plan.bubble_fraction),
+      ExposedDataParallel(comm, layout, UnitComputeOf(w, layout, in.overhead), c_fwd, c_bwd, m),
+      comm.tp,
+      comm.pp,
+      comm.cp,
+      comm.ep,
+      OffloadTime(in, role)};
   for (const Duration& part : e.parts) e.total += part;
   return e;
 }
@@ -858,7 +1263,7 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
   in.model = &model;
   in.training = &training;
   in.strategy = &strategy;
-  in.node = &cluster.node;
+  in.cluster = &cluster;
   in.plan = &plan;
   in.costs = cost::ComputePassCosts(model.transformer, training, strategy.mesh,
                                     plan.effective_recompute, plan.effective_sequence_parallel);
@@ -871,6 +1276,14 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
   in.overhead = gpu.kernel_overhead;
   in.bucket = std::max(Bytes::Count(1), gradient_bucket);
   in.tp_comm_overlap = tp_comm_overlap;
+  const FrameworkOverheads framework = FrameworkDefaults(strategy.name);
+  in.per_parameter = framework.gather == GatherGranularity::kPerParameter;
+  in.matrices = LayerWeightMatrices(model.transformer);
+  if (framework.max_reuse_distance.has_value()) {
+    in.refetched =
+        RefetchAfterRecompute(model.transformer, strategy.mesh.tp, *framework.max_reuse_distance)
+            .matrices;
+  }
   // The slowest role paces the step.
   StepEstimate slowest;
   slowest.total = Duration::Zero() - Duration::Picoseconds(1);

@@ -67,19 +67,32 @@
 //             bubble_fraction. This is the usual 1/(1 − b) scaling with b = (p−1)/(m+p−1),
 //             the idle fraction of the step: 1/(1 − b) = 1 + (p−1)/m.
 //   collective of N ranks, L of them per node on M = N/L nodes, buffer S, ring factor
-//             f = 2 (all-reduce) or 1 (reduce-scatter, all-gather, all-to-all):
-//               M = 1:  f(N−1)/N·S / B_nvlink + f(N−1)·α_nvlink
-//               M > 1:  f(L−1)/L·S / B_nvlink + f(M−1)/(M·L)·S / B_nic + f(L−1)·α_nvlink
-//                       + f(M−1)·α_nic       (two-level: only 1/L of the data crosses NICs)
-//             with B_nvlink the per-GPU NVLink bandwidth and B_nic = nics·nic_bandwidth/gpus,
-//             the NIC bandwidth per GPU; send/recv: S / B + α over NVLink when the whole
-//             group is on one node, else over the NIC. A data-parallel occurrence runs as k
-//             calls: one per gather unit under S* (k = units of the role), else one per
-//             gradient bucket (k = ⌈S / bucket⌉, the last one shorter), so it pays the latency
-//             k times: K = (k−1)·t(S/k) + t(S_last).
+//             f = 2 (all-reduce) or 1 (reduce-scatter, all-gather, all-to-all), as the
+//             simulator's analytic network runs its algorithms' plans (sim/collectives):
+//               M = 1:  a ring, f(N−1) steps of route latency a and f(N−1)/N·S / B_nvlink
+//               M > 1:  NCCL's two-level plan, an NVLink phase (f(L−1) steps, f(L−1)/L·S at
+//                       B_nvlink) and a per-rail phase (f(M−1) steps of the network route,
+//                       f(M−1)/(M·L)·S at B_nic), pipelined: the longer phase plus the other's
+//                       share of one 4 MiB staging chunk
+//             with B_nvlink the per-GPU NVLink bandwidth, B_nic = nics·nic_bandwidth/gpus, a
+//             the route's latency as the cluster graph lays it (GPU–NVSwitch–GPU: 2 NVLink
+//             hops; GPU–PCIe–NIC–leaf[–spine–leaf]–NIC–PCIe–GPU across nodes); send/recv: one
+//             step over NVLink or the network. Every call adds NCCL's per-call protocol cost
+//             from the simulator's own table (strategies/cost/nccl_tuning.h): for the cheapest
+//             of LL, LL128, Simple, its base latency + steps × max(0, hop latency − a) + the
+//             bandwidth it gives up. A data-parallel occurrence runs as k calls, each paying
+//             that: under S* one per gather unit (DeepSpeed ZeRO-3: one per weight matrix of
+//             each layer, FrameworkDefaults' per-parameter gathers; its re-fetch one per
+//             released matrix), else one per gradient bucket: k = ⌈S / bucket⌉ calls, k − 1
+//             full buckets and a shorter last one.
 //   overlap   tp collectives, pp send/recv, cp ring-attention send/recv and ep all-to-all are
 //             exposed (on the critical path of every layer; pp sends are small; ring attention
-//             can hide its passes under attention compute, so cp is a conservative bound).
+//             can hide its passes under attention compute, so cp is a conservative bound),
+//             but for what runs beside a layer's weight-gradient op, which the schedule issues
+//             after the layer's last input-gradient op: one block's tp calls (of two) and the
+//             backward's last key/value exchange, per layer and micro-batch, at most that op;
+//             and in a forward (and a full recompute) under ring attention every exchange but
+//             the first, each beside one of the cp attention parts, at most that part.
 //             With tp_comm_overlap (chunked blocks, ScheduleOptions) a block's work and
 //             collectives run in tp chunks: of every call one chunk t(S/tp) stays exposed and
 //             the other tp − 1 hide under the chunked passes' compute C = m (forward +
@@ -98,22 +111,29 @@
 //                                K_s, beside the last backward;
 //               after the step   the all-gather of updated replicated parameters (ZeRO-1/2),
 //                                K_a, after the optimizer: nothing left to hide it.
-//             Exposed, with t_last the last call of the last backward and t_first the first
-//             gather of the step:
-//               S*:    t_first + m·max(0, K_f − C_fwd) + (m−1)·max(0, K_b − C_bwd)
-//                      + max(t_last, K_b + K_s − C_bwd) + K_a
-//                      (a unit's compute waits for its gather, so forward and backward
-//                      traffic hide only under their own phase);
-//               else:  (m−1)·max(0, K_b − C_fwd − C_bwd) + max(t_last, K_b + K_s − C_bwd) + K_a
+//             Exposed, with t_last the last call of the last backward:
+//               S*:    unit by unit, one unit of prefetch: g_0 (the step's first gather) + per
+//                      micro-batch Σ_i max(0, g_{i+1} − f_i) (a unit's forward f_i hides the
+//                      next unit's gather) + max(0, g_{U−1} − f_{U−1}) + Σ over the backward
+//                      (last unit first) max(0, g_next + r_prev − b_i) (the next gather queued
+//                      behind the previous unit's reduce-scatter), the last unit's
+//                      reduce-scatter, and what does not fit beside the backward of the
+//                      re-fetches and once-per-step syncs; units' compute f_i, b_i from the
+//                      roofline of their layers (the embedding and output units apart);
+//               else:  (m−1)·max(0, K_b − C_fwd − C_bwd) + max(t_last, R + K_b + K_s − C_bwd)
 //                      (reduce-scatters block nothing, so they also hide under the next
-//                      micro-batch's forward).
-//   offload   offload copies over PCIe, exposed, plus the host optimizer step as a memory-bound
-//             pass: 2 × the offloaded bytes / (host memory bandwidth / gpus per node).
+//                      micro-batch's forward; R, the backward time until the first bucket is
+//                      complete: gradients are complete unit by unit, last unit first).
+//             Reductions without overlap (DeepSpeed's overlap_comm, Megatron-LM's
+//             overlap_grad_reduce off by default) are exposed whole.
+//   offload   offload copies over PCIe, exposed, plus the host optimizer step as the executor
+//             runs it: the GPU step's work over the offloaded shard at the host's FLOP rate and
+//             memory bandwidth (roofline).
 //   total     compute + recompute + kernel overhead + optimizer + bubble + exposed dp + tp +
 //             pp + cp + ep + offload.
 //   MFU       model FLOPs (72 coefficient, no recompute) / world / (total · peak).
-// Not modelled: contention between replicas on shared links, and the simulator's collective
-// algorithm choice (tree for small cross-node all-reduces).
+// Not modelled: contention between replicas on shared links (the flow network), and the
+// simulator's choice of the double binary tree for small cross-node all-reduces.
 // Ties are broken by a fixed preference: ddp, zero1, zero2, zero3, fsdp-hybrid, zero-offload;
 // larger micro-batches; recompute none, selective, full.
 //

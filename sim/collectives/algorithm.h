@@ -137,7 +137,7 @@ class Algorithm {
 // The buffer a pipelined plan moves per chunk: NCCL's default staging buffer per channel and
 // peer, NCCL_BUFFSIZE = 4 MiB (DEFAULT_BUFFSIZE in NVIDIA/nccl src/init.cc), which the
 // Simple protocol fills before the next stage of the pipeline can start on it.
-inline constexpr Bytes kPipelineChunk = MiB(4);
+inline constexpr Bytes kPipelineChunk = strategies::cost::kNcclStagingBuffer;
 
 // The plan's alpha-beta time, no contention: its phases' AnalyticTime summed, or their
 // longest when the plan is pipelined. O(phases x distinct routes).

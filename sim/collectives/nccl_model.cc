@@ -10,42 +10,8 @@ namespace placesim::sim::collectives {
 namespace {
 
 using strategies::CollectiveKind;
-
-// NVIDIA/nccl src/graph/tuning.cc at commit 01afd20a (2.12 line), in microseconds, per protocol
-// {LL, LL128, Simple}. baseLat: per call. hwLat: per step, {NVLink, network}.
-constexpr std::array<std::array<double, kNumProtocols>, 3> kBaseLatUs = {{
-    {6.6, 14.0, 8.4},  // ring
-    {6.8, 14.0, 0.0},  // tree
-    {6.6, 14.0, 8.4},  // p2p: a ring step
-}};
-constexpr std::array<std::array<std::array<double, kNumProtocols>, 2>, 3> kHwLatUs = {{
-    {{{0.47, 1.9, 3.4}, {2.7, 4.0, 9.6}}},    // ring: NVLink, network
-    {{{0.52, 1.2, 28.0}, {5.0, 8.5, 50.0}}},  // tree
-    {{{0.47, 1.9, 3.4}, {2.7, 4.0, 9.6}}},    // p2p
-}};
-
-// The share of the link bandwidth protocol p delivers (ncclTopoTuneModel's busBw factors).
-double Efficiency(NcclRow row, Protocol p, CollectiveKind kind, bool multi_node) {
-  if (row == NcclRow::kTree) {
-    switch (p) {
-      case Protocol::kLL:
-        return 0.9 / 3.8;
-      case Protocol::kLL128:
-        return 0.9 * (multi_node ? 0.915 : 7.0 / 9.0);
-      case Protocol::kSimple:
-        return 0.9;
-    }
-  }
-  switch (p) {
-    case Protocol::kLL:
-      return multi_node || kind == CollectiveKind::kAllReduce ? 1.0 / 4.0 : 1.0 / 3.0;
-    case Protocol::kLL128:
-      return 0.92;
-    case Protocol::kSimple:
-      return 1.0;
-  }
-  return 1.0;
-}
+using strategies::cost::kNcclBaseLatencyUs;
+using strategies::cost::kNcclHopLatencyUs;
 
 // The route latency and bottleneck a phase's slowest flow has: its longest latency and its
 // narrowest bandwidth (every flow of a phase carries the same bytes).
@@ -70,18 +36,19 @@ Duration Overhead(NcclRow row, Protocol p, CollectiveKind kind, int64_t ranks,
   const int r = static_cast<int>(row);
   bool multi_node = false;
   for (uint8_t net : on_network) multi_node |= net != 0;
-  Duration latency = Microseconds(kBaseLatUs[r][proto]);
+  Duration latency = Microseconds(kNcclBaseLatencyUs[r][proto]);
   double slower_ps = 0;   // the bandwidth the protocol gives up, in picoseconds
   double longest_ps = 0;  // pipelined: the longest phase at full bandwidth, and at the share
   double longest_slowed_ps = 0;
-  const double eff = Efficiency(row, p, kind, multi_node);
+  const double eff = strategies::cost::NcclProtocolEfficiency(row, p, kind, multi_node);
   for (size_t k = 0; k < phases.size(); ++k) {
     const CommPhase& ph = phases[k];
     if (ph.flows.empty()) continue;
     const PhaseRoute route = Slowest(ph);
     const bool net = on_network[k] != 0;
-    double hop_us = kHwLatUs[r][net ? 1 : 0][proto];
-    if (multi_node && !net && p == Protocol::kLL) hop_us *= 1.8;
+    double hop_us = kNcclHopLatencyUs[r][net ? 1 : 0][proto];
+    if (multi_node && !net && p == Protocol::kLL)
+      hop_us *= strategies::cost::kNcclLLMultiNodeNvlinkFactor;
     const Duration floor = Microseconds(hop_us);
     if (floor > route.latency) latency += (floor - route.latency) * std::max<int64_t>(ph.steps, 1);
     const Bytes bytes = AnalyticPhaseBytes(ph, size);
@@ -96,8 +63,10 @@ Duration Overhead(NcclRow row, Protocol p, CollectiveKind kind, int64_t ranks,
   // NCCL's plateau: a multi-node ring all-reduce under Simple, past n / 16 x 64 KiB.
   if (row == NcclRow::kRing && p == Protocol::kSimple && multi_node &&
       kind == CollectiveKind::kAllReduce &&
-      static_cast<double>(size.buffer_bytes.count()) >= static_cast<double>(ranks) / 16 * 65536) {
-    latency = Duration::Picoseconds(latency.picoseconds() * 19 / 10);
+      static_cast<double>(size.buffer_bytes.count()) >=
+          static_cast<double>(ranks) / 16 * strategies::cost::kNcclRingPlateauBytesPer16Ranks) {
+    latency = Duration::Picoseconds(latency.picoseconds() * strategies::cost::kNcclRingPlateauNum /
+                                    strategies::cost::kNcclRingPlateauDen);
   }
   return latency + Duration::Picoseconds(static_cast<int64_t>(slower_ps));
 }

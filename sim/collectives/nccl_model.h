@@ -32,21 +32,18 @@
 
 #include "base/units.h"
 #include "sim/network/phase.h"
+#include "strategies/cost/nccl_tuning.h"
 #include "strategies/schedule.h"
 
 namespace placesim::sim::collectives {
 
-enum class Protocol : uint8_t { kLL, kLL128, kSimple };
-inline constexpr int kNumProtocols = 3;
+// The protocols and table rows of NCCL's tuning model (strategies/cost/nccl_tuning.h holds its
+// constants, shared with the search's estimate).
+using Protocol = strategies::cost::NcclProtocol;
+inline constexpr int kNumProtocols = strategies::cost::kNumNcclProtocols;
+using NcclRow = strategies::cost::NcclRow;
 // "LL", "LL128", "Simple", as NCCL_PROTO spells them.
 std::string_view ProtocolName(Protocol p);
-
-// The row of NCCL's tuning tables an algorithm follows.
-enum class NcclRow : uint8_t {
-  kRing,  // ring and hierarchical (NCCL's ring: intra-node steps on NVLink, the rest on the net)
-  kTree,  // the double binary tree
-  kP2p,   // point-to-point transfers (send-recv, all-to-all): one ring step per transfer
-};
 
 // The protocol of one call and what it costs beyond the plan's alpha-beta time.
 struct ProtocolCost {

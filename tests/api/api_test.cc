@@ -41,7 +41,6 @@ constexpr const char* kSmallGpt = R"pb(
   model { layers: 4 hidden: 512 heads: 8 vocab: 1024 seq_len: 512 }
   training { global_batch: 128 micro_batch: 1 }
   strategy { preset: "ddp" }
-  simulation { gradient_bucket_size: "25 MiB" }  # every preset's, as the ranking was derived
 )pb";
 
 Scenario MustResolve(const ScenarioSource& source) {

@@ -3,13 +3,17 @@
 // shipped data-parallel examples.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
+#include "sim/study/search.h"
 #include "strategies/analyzer.h"
 #include "strategies/search.h"
 #include "topology/cluster.h"
@@ -20,12 +24,12 @@ namespace {
 // The tier-1 estimate (strategies/search.h) of data-parallel candidates on the shipped examples
 // agrees with the simulator within 15%: presets with per-step and per-micro-batch dp traffic,
 // one and several micro-batches, every recompute policy, on one node and on eight, with the
-// presets' framework overheads (DeepSpeed's zero2 / zero3 reduce without overlap). Measured:
-// -0.2% to -2.2% on one DGX-H100 (Llama-3-8B), -0.2% to -7.4% on 8 DGX-H100 (GPT 32 layers),
-// -0.2% to -2.4% on 2 DGX-A100 (Llama-2-7B). Not listed: ZeRO-3 mb 1 with full recompute on
-// the DGX-A100s (-17.5%), where the simulator routes the intra-node ring edge between the two
-// GPUs behind one PCIe switch over PCIe (32 GB/s) instead of NVSwitch; the estimate assumes
-// NVLink inside a node.
+// presets' framework overheads (DeepSpeed's zero2 / zero3 reduce without overlap). Measured
+// with per-call NCCL costs, full buckets and per-matrix ZeRO-3 gathers in the estimate: 0.0% on
+// one DGX-H100 (Llama-3-8B), -0.1% to -6.4% on 8 DGX-H100 (GPT 32 layers; ZeRO-3 with
+// selective recompute the farthest), 0.0% to -0.1% on 2 DGX-A100 (Llama-2-7B). The GPT's
+// scenario runs the flow network, whose contention between rails the estimate leaves out: on
+// the analytic network its five are within 0.1% too.
 TEST(SearchEstimate, DataParallelCandidatesAreWithinFifteenPercentOfTheSimulator) {
   struct Case {
     const char* example;
@@ -46,6 +50,7 @@ TEST(SearchEstimate, DataParallelCandidatesAreWithinFifteenPercentOfTheSimulator
       {"gpt-32l-fsdp-64gpu.textproto", "fsdp-hybrid", 8, Recompute::kFull},
       {"llama2-7b-ddp.textproto", "ddp", 1, Recompute::kFull},
       {"llama2-7b-ddp.textproto", "zero3", 2, Recompute::kSelective},
+      {"llama2-7b-ddp.textproto", "zero3", 1, Recompute::kFull},
       {"llama2-7b-ddp.textproto", "zero2", 1, Recompute::kSelective},
       {"llama2-7b-ddp.textproto", "zero1", 4, Recompute::kFull},
   };
@@ -89,6 +94,102 @@ TEST(SearchEstimate, DataParallelCandidatesAreWithinFifteenPercentOfTheSimulator
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(std::size(cases)));
+}
+
+// What a user needs from tier 1: it ranks the candidates as the simulator would. Runs the
+// search of `scenario` with its best `top` by estimate simulated (analytic network, as
+// `placesim search` does by default) and holds each estimate within `tolerance` of its
+// simulated step, which keeps their order wherever the simulated steps differ by more than
+// twice that. Returns the label of the simulator's best.
+std::string CheckRankingAgainstTheSimulator(const Scenario& scenario, int64_t top, double tolerance,
+                                            const std::vector<std::string>& fixes = {}) {
+  study::SearchRequest request;
+  request.fixes = fixes;
+  request.simulate_top = top;
+  request.jobs = 2;
+  ErrorList errors;
+  const strategies::SearchSpace space = study::BuildSearchSpace(scenario, request, &errors);
+  EXPECT_TRUE(errors.empty());
+  StatusOr<study::SearchStudy> r = study::RunSearchStudy(scenario, space, request);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return "";
+  EXPECT_EQ(r->simulated, top);
+  std::vector<std::pair<double, double>> rows;  // (estimated, simulated) seconds
+  std::string best;
+  double best_step = 0;
+  for (const study::RankedCandidate& row : r->ranked) {
+    if (!row.simulated_step) continue;
+    const std::string label = strategies::CandidateLabel(row.screened.candidate);
+    const double est = row.screened.estimate.total.ToSeconds();
+    const double sim = row.simulated_step->ToSeconds();
+    EXPECT_LT(std::abs(est - sim) / sim, tolerance)
+        << label << ": estimated " << est << " s, simulated " << sim << " s";
+    if (best.empty() || sim < best_step) {
+      best = label;
+      best_step = sim;
+    }
+    rows.push_back({est, sim});
+  }
+  EXPECT_EQ(static_cast<int64_t>(rows.size()), top);
+  for (const auto& a : rows) {
+    for (const auto& b : rows) {
+      if (a.second < b.second * (1 - 2 * tolerance)) EXPECT_LT(a.first, b.first);
+    }
+  }
+  return best;
+}
+
+// The 4-layer GPT of the search tests on one DGX-H100, each preset with its framework's
+// defaults.
+StatusOr<Scenario> SmallGpt() {
+  return LoadScenarioText(R"pb(
+                            name: "search-small-gpt"
+                            cluster { node_preset: "DGX-H100" nodes: 1 }
+                            model { layers: 4 hidden: 512 heads: 8 vocab: 1024 seq_len: 512 }
+                            training { global_batch: 128 micro_batch: 1 }
+                            strategy { preset: "ddp" }
+                          )pb",
+                          ScenarioFormat::kTextProto, {});
+}
+
+// The 4-layer GPT of the search tests on one DGX-H100 (strategies' FindsTheHandDerivedBest),
+// each preset with its framework's defaults, the eight best by estimate: each within 1% of
+// the simulator. Why 1%: these are data-parallel meshes on one node, where the estimate follows
+// the executor's schedule op by op: the same roofline compute, the same collective phases and
+// NCCL per-call cost (strategies/cost/nccl_tuning.h), buckets complete unit by unit as the
+// backward runs its units, gathers one unit ahead of the compute; what is left is rounding
+// (measured: all eight within 0.1%). Before the estimate charged per-call costs and full
+// buckets it ranked zero2 and zero3 first, 3.3% and 5.5% below the simulator.
+TEST(SearchEstimate, RanksTheSmallGptAsTheSimulatorDoes) {
+  StatusOr<Scenario> scenario = SmallGpt();
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  EXPECT_EQ(CheckRankingAgainstTheSimulator(*scenario, 8, 0.01),
+            "zero1 dp8 tp1 pp1 cp1 mb16 recompute=none");
+}
+
+// The same GPT with ring attention over cp 4 (and 8), no pipeline: every exchange of a forward
+// but the first runs beside the next attention part, the backward's last beside the layer's
+// weight-gradient op (HideBesideWeightGradients). Within 1% for the reasons above (measured:
+// all within 0.1%; before those overlaps, up to 13% over).
+TEST(SearchEstimate, RanksRingAttentionAsTheSimulatorDoes) {
+  StatusOr<Scenario> scenario = SmallGpt();
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  CheckRankingAgainstTheSimulator(*scenario, 6, 0.01, {"strategy.cp=4", "strategy.pp=1"});
+  CheckRankingAgainstTheSimulator(*scenario, 6, 0.01, {"strategy.cp=8"});
+}
+
+// GPT-3 175B on 64 A100s (examples/gpt3-175b-tp8-pp8), the eight best by estimate: pipelined
+// meshes with tp, cp and sequence parallelism, folded by the simulator. Each within 2%: the
+// estimate's bubble is the closed form (p-1)/m or (p-1)/(v m) of the busy time, which the
+// simulated schedule approaches but does not meet exactly (measured over the 31 best: mean
+// 0.4%, largest 1.3%, interleaved v = 4); before the per-call costs and the tensor-parallel
+// calls hidden beside the weight-gradient ops, up to 4.9% and a different best.
+TEST(SearchEstimate, RanksGpt3AsTheSimulatorDoes) {
+  const std::string path =
+      std::string(PLACESIM_SOURCE_DIR) + "/examples/gpt3-175b-tp8-pp8.textproto";
+  StatusOr<Scenario> scenario = LoadScenarioFile(path, {});
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  CheckRankingAgainstTheSimulator(*scenario, 8, 0.02);
 }
 
 }  // namespace
