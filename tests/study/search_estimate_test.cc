@@ -133,7 +133,9 @@ std::string CheckRankingAgainstTheSimulator(const Scenario& scenario, int64_t to
   EXPECT_EQ(static_cast<int64_t>(rows.size()), top);
   for (const auto& a : rows) {
     for (const auto& b : rows) {
-      if (a.second < b.second * (1 - 2 * tolerance)) EXPECT_LT(a.first, b.first);
+      if (a.second < b.second * (1 - 2 * tolerance)) {
+        EXPECT_LT(a.first, b.first);
+      }
     }
   }
   return best;
