@@ -245,9 +245,12 @@ Duration ProtocolOverhead(cost::NcclRow row, CollectiveKind kind, int64_t n,
 }
 
 // One call of `kind` over `n` ranks, `l` of them on the first node, moving buffer `bytes`: a
-// ring within one node, NCCL's two-level (hierarchical) plan across nodes, its phases
-// pipelined in staging-buffer chunks (the longest phase plus one chunk's fill of the others),
-// one transfer for a send/recv; plus the protocol cost.
+// ring within one node; across nodes, as auto plans it, NCCL's multi-channel ring for
+// all-gather and reduce-scatter (N - M in-node steps carrying (L - 1)/L of the ring volume, M - 1
+// crossing steps carrying 1/L of it through each member's NIC) and the two-level
+// (hierarchical) plan for all-reduce, their phases pipelined in staging-buffer chunks (the
+// longest phase plus one chunk's fill of the others); one transfer for a send/recv; plus the
+// protocol cost.
 Duration CallTime(CollectiveKind kind, int64_t n, int64_t l, Bytes bytes, const Links& k) {
   if (n <= 1 || bytes <= Bytes::Zero()) return Duration::Zero();
   const Bandwidth nic = k.nic > Bandwidth::Zero() ? k.nic : k.nvlink;
@@ -264,6 +267,9 @@ Duration CallTime(CollectiveKind kind, int64_t n, int64_t l, Bytes bytes, const 
   const int64_t f = kind == CollectiveKind::kAllReduce ? 2 : 1;
   if (nodes <= 1) {
     buf[count++] = {f * (n - 1), Share(bytes, f * (n - 1), n), k.nvlink, k.intra, false};
+  } else if (l > 1 && kind != CollectiveKind::kAllReduce) {
+    buf[count++] = {n - nodes, Share(bytes, (l - 1) * (n - 1), l * n), k.nvlink, k.intra, false};
+    buf[count++] = {nodes - 1, Share(bytes, n - 1, l * n), nic, inter, true};
   } else {
     if (l > 1) buf[count++] = {f * (l - 1), Share(bytes, f * (l - 1), l), k.nvlink, k.intra, false};
     buf[count++] = {f * (nodes - 1), Share(bytes, f * (nodes - 1), nodes * l), nic, inter, true};
