@@ -322,15 +322,16 @@ GroupStart FlowNetwork::HoldLinks(uint32_t g, Group& group, int64_t extra_steps)
       ++excluded;
       if (busy) ++busy_flows;
     }
+    // Mostly left out, the group would save little: for good when its own flows meet (trees,
+    // all-to-alls), else until the traffic it meets has gone. Known as soon as a quarter of
+    // the phase is left out, which in an all-to-all is within its first flows.
+    if (excluded * 4 > n) {
+      ReleaseHolds(g, group, j + 1);
+      return (excluded - busy_flows) * 4 > n ? GroupStart::kUngroupable : GroupStart::kLinksBusy;
+    }
   }
   // Left-out flows' links are free again: nothing the group holds is on them.
   ClearExclusions(g, group, n);
-  // Mostly left out, the group would save little: for good when its own flows meet (trees,
-  // all-to-alls), else until the traffic it meets has gone.
-  if (excluded * 4 > n) {
-    ReleaseHolds(g, group, n);
-    return (excluded - busy_flows) * 4 > n ? GroupStart::kUngroupable : GroupStart::kLinksBusy;
-  }
   group.held = static_cast<uint32_t>(n - excluded);
   return GroupStart::kStarted;
 }
