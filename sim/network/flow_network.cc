@@ -344,7 +344,9 @@ void FlowNetwork::ExcludeFlow(uint32_t g, Group& group, size_t j) {
     Link& link = links_[l];
     if (link.count > 0) continue;
     if (link.list == kHeld && link.busy_since_ps >= now_ps_) {
-      if (link.solo.slot != g) continue;  // another group's, live or leaving now
+      // Another group's, live or leaving now (a group that had this number before, too: its
+      // holds end by now, while this group's end later).
+      if (link.solo.slot != g || link.busy_since_ps == now_ps_) continue;
       if (link.solo.hop == j && link.busy_since_ps != kMaxPs) {
         link.bytes_carried -= group.size;
         link.busy_ps -= group.finish_ps[j] - group.active_ps[j];
@@ -492,9 +494,10 @@ void FlowNetwork::MakeOrdinary(uint32_t g) {
     PushCompletion(slot, finish);
   }
   live_flows_ -= complete;
-  // The caller counts flows per transfer: those already complete are reported now, together.
+  // The caller counts flows per transfer: those already complete are reported with the next
+  // completions, together; they wake nobody, as their own completions woke the caller before.
   if (complete > 0) {
-    done_.push_back(
+    overdue_.push_back(
         FlowCompletion{kGroupFlowId, group.tag, SimTime::Picoseconds(now_ps_), complete});
   }
   FreeGroup(g);
@@ -960,6 +963,8 @@ SimTime FlowNetwork::NextEventTime() {
 void FlowNetwork::AdvanceTo(SimTime t, std::vector<FlowCompletion>& out) {
   PLACESIM_CHECK(t.picoseconds() >= now_ps_);
   Advance(t.picoseconds());
+  out.insert(out.end(), overdue_.begin(), overdue_.end());
+  overdue_.clear();
   out.insert(out.end(), done_.begin(), done_.end());
   done_.clear();
   ++version_;

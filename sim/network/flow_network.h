@@ -193,15 +193,14 @@ class FlowNetwork {
   // (see "Groups" above). The held flows' completions are then reported as one FlowCompletion
   // with `flows` = their count, unless a later flow joins one of their links, which makes them
   // ordinary flows reported one by one (those already complete then as one FlowCompletion,
-  // at once); the flows left out are reported one by one. Returns kStarted, or, having started
-  // nothing, why not (the caller then starts the flows one by one): more than a quarter of the
-  // flows would be left out, or `size` is zero (kLinksBusy).
-  // While a group flow holds a link, link_stats counts its bytes and busy time as of its
-  // predicted completion, and not in active_flows; at or after that time the figures are
-  // exact. REQUIRES: now >= this->now(); paths outlive the group; size >= 0;
-  // extra_steps >= 0; every route index < num_links(); paths[j].latency ==
-  // RouteLatency(paths[j].links). Complexity: O(total route length) plus
-  // O(d log d) for d distinct activation and completion times.
+  // first in the next AdvanceTo's); the flows left out are reported one by one. Returns kStarted,
+  // or, having started nothing, why not (the caller then starts the flows one by one): more than a
+  // quarter of the flows would be left out, or `size` is zero (kLinksBusy). While a group flow
+  // holds a link, link_stats counts its bytes and busy time as of its predicted completion, and not
+  // in active_flows; at or after that time the figures are exact. REQUIRES: now >= this->now();
+  // paths outlive the group; size >= 0; extra_steps >= 0; every route index < num_links();
+  // paths[j].latency == RouteLatency(paths[j].links). Complexity: O(total route length) plus O(d
+  // log d) for d distinct activation and completion times.
   GroupStart StartGroup(SimTime now, std::span<const FlowPath> paths, Bytes size,
                         int64_t extra_steps, uint64_t tag);
 
@@ -443,6 +442,9 @@ class FlowNetwork {
   internal::TimeBuckets<Pending> activations_;
   internal::TimeBuckets<Pending> completions_;  // lazily invalidated (see Flow::version)
   std::vector<FlowCompletion> done_;            // completed, not yet reported
+  // Flows of groups made ordinary that had completed: reported by the next AdvanceTo, before
+  // done_, without making NextEventTime answer now (see MakeOrdinary).
+  std::vector<FlowCompletion> overdue_;
   std::vector<Seed> dirty_links_;
   std::vector<LoneFlow> lone_flows_;   // activated alone since the last Settle (see Flow::lone)
   std::vector<Pending> batch_;         // scratch: completions at one instant
