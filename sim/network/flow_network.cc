@@ -13,6 +13,7 @@
 
 #include "base/errors.h"
 #include "sim/network/alpha_beta.h"
+#include "sim/network/phase.h"
 
 namespace placesim::sim {
 namespace {
@@ -116,25 +117,13 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
   return StartWithLatency(now, route, RouteLatency(route), size, tag, extra_latency);
 }
 
-FlowId FlowNetwork::StartWithLatency(SimTime now, std::span<const LinkIndex> route,
-                                     Duration route_latency, Bytes size, uint64_t tag,
-                                     Duration extra_latency) {
-  PLACESIM_CHECK(now.picoseconds() >= now_ps_);
-  PLACESIM_CHECK(size >= Bytes::Zero());
-  PLACESIM_CHECK(extra_latency >= Duration::Zero());
-  // Process only what is due strictly before `now`: events at `now` itself wait for the next
-  // query, so that all flows started at one instant are solved together, once.
-  if (now.picoseconds() > now_ps_) {
-    Advance(now.picoseconds() - 1);
-    now_ps_ = now.picoseconds();
-  }
-
+uint32_t FlowNetwork::NewFlow(std::span<const LinkIndex> route, int64_t size, uint64_t tag) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
-    PLACESIM_CHECK(flows_.size() < std::numeric_limits<uint32_t>::max());
+    PLACESIM_CHECK(flows_.size() < kGroupSlot);
     slot = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
     scratch_.emplace_back();
@@ -152,31 +141,374 @@ FlowId FlowNetwork::StartWithLatency(SimTime now, std::span<const LinkIndex> rou
     hops_.resize(hops_.size() + capacity);
   }
   f.hop_count = static_cast<uint32_t>(route.size());
-  // Saturating sums of non-negative terms do not depend on their order: this is the sum of
-  // extra_latency and every link's latency, as Start() would add them one by one.
-  PLACESIM_DCHECK(route_latency == RouteLatency(route));
-  const int64_t latency_ps =
-      SaturatingAdd(extra_latency.picoseconds(), route_latency.picoseconds());
   Hop* hop = &hops_[f.hop_first];
   for (LinkIndex l : route) {
     PLACESIM_CHECK(l < links_.size());
     *hop++ = Hop{l, 0};
   }
-  f.size = size.count();
-  f.remaining = static_cast<double>(f.size);
+  f.size = size;
+  f.remaining = static_cast<double>(size);
   f.rate = 0;
   f.updated_ps = now_ps_;
-  f.start_seq = next_start_seq_++;
   tags_[slot] = tag;
   f.lone = false;
   f.phase = Phase::kLatency;
   ++live_flows_;
+  return slot;
+}
 
-  const int64_t active_ps = SaturatingAdd(now_ps_, latency_ps);
-  if (active_ps == kMaxPs) time_overflowed_ = true;
-  f.bucket = activations_.Push(Pending{active_ps, f.start_seq, slot, 0});
+FlowId FlowNetwork::StartWithLatency(SimTime now, std::span<const LinkIndex> route,
+                                     Duration route_latency, Bytes size, uint64_t tag,
+                                     Duration extra_latency) {
+  PLACESIM_CHECK(now.picoseconds() >= now_ps_);
+  PLACESIM_CHECK(size >= Bytes::Zero());
+  PLACESIM_CHECK(extra_latency >= Duration::Zero());
+  // Process only what is due strictly before `now`: events at `now` itself wait for the next
+  // query, so that all flows started at one instant are solved together, once.
+  if (now.picoseconds() > now_ps_) {
+    Advance(now.picoseconds() - 1);
+    now_ps_ = now.picoseconds();
+  }
+  // Saturating sums of non-negative terms do not depend on their order: this is the sum of
+  // extra_latency and every link's latency, as Start() would add them one by one.
+  PLACESIM_DCHECK(route_latency == RouteLatency(route));
+  const int64_t latency_ps =
+      SaturatingAdd(extra_latency.picoseconds(), route_latency.picoseconds());
+  const uint32_t slot =
+      QueueFlow(route, SaturatingAdd(now_ps_, latency_ps), size.count(), tag, next_start_seq_++);
   ++version_;
-  return FlowId{MakeId(f.generation, slot)};
+  return FlowId{MakeId(flows_[slot].generation, slot)};
+}
+
+uint32_t FlowNetwork::QueueFlow(std::span<const LinkIndex> route, int64_t active_ps, int64_t size,
+                                uint64_t tag, uint64_t start_seq) {
+  const uint32_t slot = NewFlow(route, size, tag);
+  Flow& f = flows_[slot];
+  f.start_seq = start_seq;
+  if (active_ps == kMaxPs) time_overflowed_ = true;
+  f.bucket = activations_.Push(Pending{active_ps, start_seq, slot, 0});
+  return slot;
+}
+
+GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths, Bytes size,
+                                   int64_t extra_steps, uint64_t tag) {
+  PLACESIM_CHECK(now.picoseconds() >= now_ps_);
+  PLACESIM_CHECK(size >= Bytes::Zero());
+  PLACESIM_CHECK(extra_steps >= 0);
+  // A zero-byte flow completes at the end of its latency without entering transfer.
+  if (paths.empty() || size == Bytes::Zero()) return GroupStart::kLinksBusy;
+  if (now.picoseconds() > now_ps_) {  // as in StartWithLatency
+    Advance(now.picoseconds() - 1);
+    now_ps_ = now.picoseconds();
+  }
+  uint32_t g;
+  if (!free_groups_.empty()) {
+    g = free_groups_.back();
+    free_groups_.pop_back();
+  } else {
+    PLACESIM_CHECK(groups_.size() < kGroupSlot);
+    g = static_cast<uint32_t>(groups_.size());
+    groups_.emplace_back();
+  }
+  Group& group = groups_[g];
+  group.paths = paths;
+  group.size = size.count();
+  group.tag = tag;
+  group.held = 0;
+  const GroupStart result = HoldLinks(g, group, extra_steps);
+  if (result != GroupStart::kStarted) {
+    FreeGroup(g);
+    return result;
+  }
+  group.first_seq = next_start_seq_;
+  next_start_seq_ += paths.size();
+  // The flows left out start as ordinary flows, in their places of the start order.
+  for (size_t j = 0; j < paths.size(); ++j) {
+    if (group.excluded[j] == 0) continue;
+    QueueFlow(paths[j].links, group.active_ps[j], group.size, tag, group.first_seq + j);
+  }
+  if (group.held == 0) {
+    FreeGroup(g);
+  } else {
+    group.live = true;
+    live_flows_ += group.held;
+    PushTicks(g, group);
+  }
+  ++version_;
+  return GroupStart::kStarted;
+}
+
+GroupStart FlowNetwork::HoldLinks(uint32_t g, Group& group, int64_t extra_steps) {
+  const size_t n = group.paths.size();
+  group.active_ps.resize(n);
+  group.finish_ps.resize(n);
+  group.excluded.assign(n, 0);
+  const double bytes = static_cast<double>(group.size);
+  size_t excluded = 0;
+  size_t busy_flows = 0;  // left out for traffic outside the group
+  double last_rate = -1;
+  int64_t last_drain = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (deep_prefetch_) {
+      if (j + 2 * kPrefetchDistance < n) {
+        __builtin_prefetch(group.paths[j + 2 * kPrefetchDistance].links.data());
+      }
+      if (j + kPrefetchDistance < n) {
+        for (LinkIndex l : group.paths[j + kPrefetchDistance].links) {
+          __builtin_prefetch(&links_[l], /*rw=*/1);
+        }
+      }
+    }
+    const FlowPath& p = group.paths[j];
+    // The activation time StartWithLatency gives the flow FlowModelNetwork starts for it.
+    const bool fits =
+        extra_steps == 0 || p.latency.picoseconds() <= Duration::Max().picoseconds() / extra_steps;
+    const int64_t extra_ps = fits ? (p.latency * extra_steps).picoseconds() : kMaxPs;
+    const int64_t active = SaturatingAdd(now_ps_, SaturatingAdd(extra_ps, p.latency.picoseconds()));
+    group.active_ps[j] = active;
+    // Alone on every link from its activation on, the flow is a component of one flow whose
+    // max-min rate is its bottleneck (Activate), and it completes at its drain time after.
+    // A link is free when nothing crosses it and any hold on it has left by then (a hold ending
+    // now leaves in this instant's completions, after a flow activated now has joined it).
+    // A flow that meets a link in use, held by another group, or crossed by another flow of
+    // this group is left out of it, and so is that other flow: they start one by one.
+    double rate = std::numeric_limits<double>::infinity();
+    bool meets = p.links.empty();
+    bool busy = false;
+    for (LinkIndex l : p.links) {
+      PLACESIM_CHECK(l < links_.size());
+      const Link& link = links_[l];
+      // A live hold is of a live group: this one only when it names g.
+      const bool held = link.list == kHeld && link.busy_since_ps > now_ps_;
+      const bool leaving = link.list == kHeld && link.busy_since_ps == now_ps_ &&
+                           active == now_ps_ && link.busy_since_ps > completed_through_ps_;
+      if (held && link.solo.slot == g) {
+        if (group.excluded[link.solo.hop] == 0) {
+          ExcludeFlow(g, group, link.solo.hop);
+          ++excluded;
+        }
+        meets = true;
+      } else if (link.count > 0 || held || leaving) {
+        meets = true;
+        busy = true;
+      }
+      rate = std::min(rate, link.capacity);
+    }
+    if (rate != last_rate) {
+      last_drain = DrainPs(bytes, rate);
+      last_rate = rate;
+    }
+    const int64_t finish = SaturatingAdd(active, last_drain);
+    group.finish_ps[j] = finish;
+    // A flow that would overflow the clock starts alone, which reports it.
+    bool twice = false;
+    if (!meets && finish != kMaxPs) {
+      for (LinkIndex l : p.links) {
+        Link& link = links_[l];
+        if (link.list == kHeld && link.busy_since_ps > now_ps_) {  // its route crosses it twice
+          twice = true;
+          continue;
+        }
+        link.list = kHeld;
+        link.solo = Crossing{g, static_cast<uint32_t>(j)};
+        link.busy_since_ps = finish;
+        link.bytes_carried += group.size;
+        link.busy_ps += finish - active;
+        link.peak = std::max(link.peak, 1u);
+      }
+    }
+    if (meets || twice || finish == kMaxPs) {
+      ExcludeFlow(g, group, j);
+      ++excluded;
+      if (busy) ++busy_flows;
+    }
+    // Mostly left out, the group would save little: for good when its own flows meet (trees,
+    // all-to-alls), else until the traffic it meets has gone. Known as soon as a quarter of
+    // the phase is left out, which in an all-to-all is within its first flows.
+    if (excluded * 4 > n) {
+      ReleaseHolds(g, group, j + 1);
+      return (excluded - busy_flows) * 4 > n ? GroupStart::kUngroupable : GroupStart::kLinksBusy;
+    }
+  }
+  // Left-out flows' links are free again: nothing the group holds is on them.
+  ClearExclusions(g, group, n);
+  group.held = static_cast<uint32_t>(n - excluded);
+  return GroupStart::kStarted;
+}
+
+void FlowNetwork::ExcludeFlow(uint32_t g, Group& group, size_t j) {
+  // Its free links are marked as the group's (never ending), so that a later flow of the group
+  // that meets them is left out too; what a hold of it counted is taken back. Links in use or
+  // held by other groups keep their state: later flows meet those anyway.
+  for (LinkIndex l : group.paths[j].links) {
+    Link& link = links_[l];
+    if (link.count > 0) continue;
+    if (link.list == kHeld && link.busy_since_ps >= now_ps_) {
+      // Another group's, live or leaving now (a group that had this number before, too: its
+      // holds end by now, while this group's end later).
+      if (link.solo.slot != g || link.busy_since_ps == now_ps_) continue;
+      if (link.solo.hop == j && link.busy_since_ps != kMaxPs) {
+        link.bytes_carried -= group.size;
+        link.busy_ps -= group.finish_ps[j] - group.active_ps[j];
+      }
+    }
+    link.list = kHeld;
+    link.solo = Crossing{g, static_cast<uint32_t>(j)};
+    link.busy_since_ps = kMaxPs;
+  }
+  group.excluded[j] = 1;
+}
+
+void FlowNetwork::ClearExclusions(uint32_t g, const Group& group, size_t flows) {
+  for (size_t j = 0; j < flows; ++j) {
+    if (group.excluded[j] == 0) continue;
+    for (LinkIndex l : group.paths[j].links) {
+      Link& link = links_[l];
+      if (link.list == kHeld && link.solo.slot == g && link.busy_since_ps == kMaxPs) {
+        link.list = kNoList;
+      }
+    }
+  }
+}
+
+void FlowNetwork::ReleaseRoute(std::span<const LinkIndex> links, int64_t size, int64_t busy_ps) {
+  // The peak a hold raised to 1 stays: the flow, started one by one instead, reaches it too.
+  for (LinkIndex l : links) {
+    Link& link = links_[l];
+    link.list = kNoList;
+    link.bytes_carried -= size;
+    link.busy_ps -= busy_ps;
+  }
+}
+
+void FlowNetwork::ReleaseHolds(uint32_t g, const Group& group, size_t flows) {
+  for (size_t j = 0; j < flows; ++j) {
+    if (group.excluded[j] != 0) continue;
+    ReleaseRoute(group.paths[j].links, group.size, group.finish_ps[j] - group.active_ps[j]);
+  }
+  ClearExclusions(g, group, flows);
+}
+
+void FlowNetwork::PushTicks(uint32_t g, Group& group) {
+  group.ticks.clear();
+  const uint32_t slot = kGroupSlot | g;
+  const uint32_t version = group.generation << 1;
+  // The distinct times of `times` in tick_times_, ascending (a phase's flows mostly share one).
+  auto distinct = [this](const std::vector<int64_t>& times, const std::vector<char>& excluded) {
+    tick_times_.clear();
+    for (size_t j = 0; j < times.size(); ++j) {
+      const int64_t t = times[j];
+      if (excluded[j] == 0 && (tick_times_.empty() || tick_times_.back() != t)) {
+        tick_times_.push_back(t);
+      }
+    }
+    std::sort(tick_times_.begin(), tick_times_.end());
+    tick_times_.erase(std::unique(tick_times_.begin(), tick_times_.end()), tick_times_.end());
+  };
+  distinct(group.active_ps, group.excluded);
+  for (int64_t t : tick_times_) {
+    const uint32_t b = activations_.Push(Pending{t, group.first_seq, slot, version});
+    group.ticks.push_back(Group::Tick{t, b, false});
+  }
+  distinct(group.finish_ps, group.excluded);
+  // The group completes in its last flow's place: the latest started of those completing last.
+  const int64_t last = tick_times_.back();
+  size_t key = 0;
+  for (size_t j = 0; j < group.finish_ps.size(); ++j) {
+    if (group.excluded[j] == 0 && group.finish_ps[j] == last) key = j;
+  }
+  for (int64_t t : tick_times_) {
+    const bool final_tick = t == last;
+    const uint32_t b = completions_.Push(
+        Pending{t, group.first_seq + (final_tick ? key : 0), slot, version | final_tick});
+    group.ticks.push_back(Group::Tick{t, b, true});
+  }
+}
+
+void FlowNetwork::FreeGroup(uint32_t g) {
+  Group& group = groups_[g];
+  group.live = false;
+  ++group.generation;
+  free_groups_.push_back(g);
+}
+
+bool FlowNetwork::IsStaleTick(const Pending& p) const {
+  const Group& group = groups_[p.slot ^ kGroupSlot];
+  return !group.live || (group.generation << 1) != (p.version & ~1u);
+}
+
+void FlowNetwork::ReleaseHold(LinkIndex l) {
+  Link& link = links_[l];
+  const int64_t finish = link.busy_since_ps;
+  if (finish > now_ps_) {
+    MakeOrdinary(link.solo.slot);  // the link then carries its flow's crossing, or none yet
+    return;
+  }
+  link.list = kNoList;
+  if (finish > completed_through_ps_) {
+    // Its flow, as an ordinary one, would leave in this instant's completions, after the flows
+    // activated now have joined the link: it still counts towards their peak.
+    ++link.unfixed;
+    present_holds_.push_back(l);
+  }
+}
+
+void FlowNetwork::MakeOrdinary(uint32_t g) {
+  // Called while the flows of instant now_ps_ enter transfer: every queue entry up to now has
+  // been taken, so the group's later ticks are exactly those still queued.
+  Group& group = groups_[g];
+  for (const Group::Tick& t : group.ticks) {
+    if (t.time_ps > now_ps_) (t.completion ? completions_ : activations_).Kill(t.bucket);
+  }
+  uint32_t complete = 0;
+  for (size_t j = 0; j < group.paths.size(); ++j) {
+    if (group.excluded[j] != 0) continue;  // an ordinary flow already
+    const int64_t active = group.active_ps[j];
+    const int64_t finish = group.finish_ps[j];
+    if (finish <= now_ps_) {  // complete (or leaving now): counted, its holds spent
+      ++complete;
+      continue;
+    }
+    const std::span<const LinkIndex> route = group.paths[j].links;
+    ReleaseRoute(route, group.size, finish - active);
+    const uint32_t slot = NewFlow(route, group.size, group.tag);
+    --live_flows_;  // counted in the group's
+    Flow& f = flows_[slot];
+    f.start_seq = group.first_seq + j;
+    if (active > now_ps_) {
+      f.bucket = activations_.Push(Pending{active, f.start_seq, slot, 0});
+      continue;
+    }
+    // In transfer since its activation, alone at its bottleneck: Activate and Settle's lone
+    // path, replayed at `active`.
+    f.phase = Phase::kTransfer;
+    f.updated_ps = active;
+    double rate = std::numeric_limits<double>::infinity();
+    for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+      Link& link = links_[hops_[h].link];
+      link.busy_since_ps = active;
+      AddCrossing(link, Crossing{slot, h});
+      rate = std::min(rate, link.capacity);
+    }
+    f.rate = rate;
+    PushCompletion(slot, finish);
+  }
+  live_flows_ -= complete;
+  // The caller counts flows per transfer: those already complete are reported with the next
+  // completions, together; they wake nobody, as their own completions woke the caller before.
+  if (complete > 0) {
+    overdue_.push_back(
+        FlowCompletion{kGroupFlowId, group.tag, SimTime::Picoseconds(now_ps_), complete});
+  }
+  FreeGroup(g);
+}
+
+void FlowNetwork::CompleteGroup(uint32_t g) {
+  const Group& group = groups_[g];
+  const uint32_t n = group.held;
+  done_.push_back(FlowCompletion{kGroupFlowId, group.tag, SimTime::Picoseconds(now_ps_), n});
+  live_flows_ -= n;
+  FreeGroup(g);
 }
 
 void FlowNetwork::PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const {
@@ -190,11 +522,13 @@ void FlowNetwork::PrefetchStart(std::span<const LinkIndex> route, size_t ahead) 
 }
 
 bool FlowNetwork::IsStaleActivation(const Pending& p) const {
+  if (p.slot >= kGroupSlot) return IsStaleTick(p);
   const Flow& f = flows_[p.slot];
   return f.phase != Phase::kLatency || f.start_seq != p.start_seq;
 }
 
 bool FlowNetwork::IsStale(const Pending& p) const {
+  if (p.slot >= kGroupSlot) return IsStaleTick(p);
   const Flow& f = flows_[p.slot];
   return f.phase != Phase::kTransfer || f.version != p.version || f.bucket == kNoBucket;
 }
@@ -222,8 +556,16 @@ void FlowNetwork::Advance(int64_t t_ps) {
     }
     for (size_t i = 0; i < batch_.size(); ++i) {
       PrefetchAhead(i, batch_.size(), [this](size_t k) { return batch_[k].slot; });
-      Complete(batch_[i].slot);
+      const uint32_t slot = batch_[i].slot;
+      if (slot >= kGroupSlot) {
+        CompleteGroup(slot ^ kGroupSlot);
+      } else {
+        Complete(slot);
+      }
     }
+    completed_through_ps_ = now_ps_;
+    for (LinkIndex l : present_holds_) links_[l].unfixed = 0;
+    present_holds_.clear();
     ++version_;
   }
   if (t_ps > now_ps_) now_ps_ = t_ps;
@@ -240,6 +582,10 @@ void FlowNetwork::TakeDueCompletions() {
     }
     const Pending& p = popped_[i];
     if (IsStale(p)) continue;
+    if (p.slot >= kGroupSlot) {  // a group's tick: only its last one completes it
+      if ((p.version & 1) != 0) batch_.push_back(p);
+      continue;
+    }
     flows_[p.slot].bucket = kNoBucket;
     batch_.push_back(p);
   }
@@ -258,6 +604,7 @@ void FlowNetwork::TakeDueActivations() {
     }
     const Pending& p = popped_[i];
     if (IsStaleActivation(p)) continue;  // cancelled
+    if (p.slot >= kGroupSlot) continue;  // a group's flows enter transfer on their holds
     Flow& f = flows_[p.slot];
     f.bucket = kNoBucket;
     if (f.size == 0 || f.hop_count == 0) {
@@ -269,11 +616,12 @@ void FlowNetwork::TakeDueActivations() {
 }
 
 void FlowNetwork::PrefetchFlow(uint32_t slot) const {
-  if (!deep_prefetch_) return;
+  if (!deep_prefetch_ || slot >= kGroupSlot) return;
   __builtin_prefetch(&flows_[slot], /*rw=*/1);
 }
 
 void FlowNetwork::PrefetchHops(uint32_t slot) const {
+  if (slot >= kGroupSlot) return;
   const Flow& f = flows_[slot];
   if (f.hop_count == 0) return;
   const char* first = reinterpret_cast<const char*>(&hops_[f.hop_first]);
@@ -292,6 +640,7 @@ void FlowNetwork::PrefetchAhead(size_t i, size_t n, SlotAt slot_at) const {
 }
 
 void FlowNetwork::PrefetchLinks(uint32_t slot) const {
+  if (slot >= kGroupSlot) return;
   const Flow& f = flows_[slot];
   for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
     __builtin_prefetch(&links_[hops_[h].link], /*rw=*/1);
@@ -339,18 +688,27 @@ void FlowNetwork::RemoveCrossing(Link& link, uint32_t pos) {
 }
 
 void FlowNetwork::Activate(uint32_t slot) {
-  Flow& f = flows_[slot];
-  f.phase = Phase::kTransfer;
-  f.updated_ps = now_ps_;
-  f.rate = 0;
+  {
+    Flow& f = flows_[slot];
+    f.phase = Phase::kTransfer;
+    f.updated_ps = now_ps_;
+    f.rate = 0;
+  }
   // A flow that finds every link of its route idle is, for now, a component of its own, whose
   // max-min rate is its bottleneck: it is marked lone and solved by Settle without a component
   // search, unless a later flow of this instant joins one of its links, which clears the mark
-  // (that flow's seed then solves both).
+  // (that flow's seed then solves both). A link held by a group flow is released first, which
+  // may turn the group into ordinary flows (new slots and hops: nothing is held by reference).
   bool lone = true;
   double bottleneck = std::numeric_limits<double>::infinity();
-  for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
-    Link& link = links_[hops_[h].link];
+  const uint32_t first = flows_[slot].hop_first;
+  const uint32_t last = first + flows_[slot].hop_count;
+  for (uint32_t h = first; h < last; ++h) {
+    const LinkIndex l = hops_[h].link;
+    if (links_[l].list == kHeld) [[unlikely]] {
+      ReleaseHold(l);
+    }
+    Link& link = links_[l];
     if (link.count > 0) {
       lone = false;
       if (link.count == 1) {
@@ -359,22 +717,23 @@ void FlowNetwork::Activate(uint32_t slot) {
           flows_[other].lone = false;
           // A seed in the same component as this flow's, so it is never solved twice; it
           // lets Settle fetch the other flow's chain ahead as it does this one's.
-          dirty_links_.push_back(Seed{hops_[h].link, other});
+          dirty_links_.push_back(Seed{l, other});
         }
       }
     } else {
       link.busy_since_ps = now_ps_;
     }
     AddCrossing(link, Crossing{slot, h});
-    link.peak = std::max(link.peak, link.count);
+    // unfixed: a held flow leaving at this instant still counts (see present_holds_).
+    link.peak = std::max(link.peak, link.count + link.unfixed);
     bottleneck = std::min(bottleneck, link.capacity);
   }
-  f.lone = lone;
+  flows_[slot].lone = lone;
   if (lone) {
     lone_flows_.push_back(LoneFlow{slot, bottleneck});
   } else {
     // One seed suffices: all of the flow's links now lie in one component.
-    dirty_links_.push_back(Seed{hops_[f.hop_first].link, slot});
+    dirty_links_.push_back(Seed{hops_[first].link, slot});
   }
 }
 
@@ -604,6 +963,8 @@ SimTime FlowNetwork::NextEventTime() {
 void FlowNetwork::AdvanceTo(SimTime t, std::vector<FlowCompletion>& out) {
   PLACESIM_CHECK(t.picoseconds() >= now_ps_);
   Advance(t.picoseconds());
+  out.insert(out.end(), overdue_.begin(), overdue_.end());
+  overdue_.clear();
   out.insert(out.end(), done_.begin(), done_.end());
   done_.clear();
   ++version_;

@@ -62,6 +62,29 @@
 // floating-point remainder reaches zero — so no flow is ever left with a tiny residue that
 // never drains. Flows whose rate a re-solve leaves unchanged keep their completion time.
 //
+// Groups. A collective phase starts thousands of flows at one instant with the same bytes, and
+// on a large fabric nearly each is alone on the links of its route for its whole life.
+// StartGroup starts such a phase as one group: each flow whose links are idle (nothing crosses
+// them, no other group holds them) and crossed by no other flow of the phase only marks its
+// links as held until its completion time (its bottleneck's drain time after its latency,
+// exactly what a lone flow gets), counting its bytes and busy time on them at once; the flows
+// that meet something are left out and started one by one, in their places of the start
+// order. The group then costs one pass over its links and one queue entry per distinct
+// activation and completion time (the same instants the flows would have woken the caller
+// at), instead of a record, hops, two queue entries and two passes over the links per flow.
+// Exactness: while nothing else enters a held link, every held flow is a component of one
+// flow from its activation to its completion, which is what the group predicted. The first
+// flow that enters transfer on a link held by a group flow not yet complete turns the whole
+// group into ordinary flows, each in the state it would have reached by then (in latency, or
+// in transfer at its bottleneck since its activation, with its start order), after taking back
+// what was counted in advance; flows of the group already complete stay counted. From there
+// the model runs as if the flows had been started one by one. A held flow that completes at
+// the instant another flow enters its link still counts towards that link's peak, as an
+// ordinary flow would (an instant's completions leave after its activations). A group's
+// completion is reported once, at its last flow's completion time and in that flow's place
+// in the report order. tests/network/flow_group_test.cc compares groups with flow-by-flow
+// starts on derived cases and on random phases.
+//
 // Determinism: every order (component traversal, ties in the solver, completions reported at
 // the same picosecond — by start order) derives from the sequence of calls, never from
 // addresses or hashing.
@@ -100,9 +123,23 @@ enum class FlowState {
 };
 
 struct FlowCompletion {
-  FlowId id;
-  uint64_t tag;  // the tag given to Start()
-  SimTime time;  // when its last byte arrived
+  FlowId id;           // kGroupFlowId for a group's completion (StartGroup)
+  uint64_t tag;        // the tag given to Start()
+  SimTime time;        // when its last byte arrived
+  uint32_t flows = 1;  // flows it stands for: 1, or a group's flow count
+};
+
+// The id of a group's completion: a group has no FlowId of its own.
+inline constexpr FlowId kGroupFlowId{~uint64_t{0}};
+
+// A flow's route and its latency (phase.h).
+struct FlowPath;
+
+// What StartGroup did.
+enum class GroupStart {
+  kStarted,      // as a group, maybe with some flows left out (started one by one)
+  kLinksBusy,    // nothing started: too many flows meet traffic now; the phase may group later
+  kUngroupable,  // nothing started: too many of its flows meet each other; they always will
 };
 
 struct LinkStats {
@@ -148,6 +185,24 @@ class FlowNetwork {
   // in debug builds), and Start()'s requirements.
   FlowId StartWithLatency(SimTime now, std::span<const LinkIndex> route, Duration route_latency,
                           Bytes size, uint64_t tag = 0, Duration extra_latency = Duration::Zero());
+
+  // Starts one flow of `size` bytes per path, tagged `tag`, path j over paths[j].links with
+  // route latency paths[j].latency and extra latency paths[j].latency x extra_steps (saturating
+  // at Duration::Max()): the same flows, start order, times and link statistics as
+  // StartWithLatency for each path in order, when each flow can be predicted alone on its links
+  // (see "Groups" above). The held flows' completions are then reported as one FlowCompletion
+  // with `flows` = their count, unless a later flow joins one of their links, which makes them
+  // ordinary flows reported one by one (those already complete then as one FlowCompletion,
+  // first in the next AdvanceTo's); the flows left out are reported one by one. Returns kStarted,
+  // or, having started nothing, why not (the caller then starts the flows one by one): more than a
+  // quarter of the flows would be left out, or `size` is zero (kLinksBusy). While a group flow
+  // holds a link, link_stats counts its bytes and busy time as of its predicted completion, and not
+  // in active_flows; at or after that time the figures are exact. REQUIRES: now >= this->now();
+  // paths outlive the group; size >= 0; extra_steps >= 0; every route index < num_links();
+  // paths[j].latency == RouteLatency(paths[j].links). Complexity: O(total route length) plus O(d
+  // log d) for d distinct activation and completion times.
+  GroupStart StartGroup(SimTime now, std::span<const FlowPath> paths, Bytes size,
+                        int64_t extra_steps, uint64_t tag);
 
   // A cache hint, no effect on the model: fetches what the Start() that comes `ahead` calls
   // from now will read for `route` (the route itself and the flow record and tag it will
@@ -211,6 +266,10 @@ class FlowNetwork {
   static constexpr uint32_t kNoHop = ~uint32_t{0};
   static constexpr uint32_t kNoList = ~uint32_t{0};
   static constexpr uint32_t kNoBucket = internal::kNoBucket;
+  // Link::list of a link held by a group flow (see Group).
+  static constexpr uint32_t kHeld = kNoList - 1;
+  // Queue entries whose slot is at or above this name group kGroupSlot ^ slot.
+  static constexpr uint32_t kGroupSlot = uint32_t{1} << 31;
 
   // A flow's hops lie contiguously in hops_ (its route, in order), pooled per slot, so that
   // starting a flow allocates nothing.
@@ -222,6 +281,9 @@ class FlowNetwork {
     uint32_t slot;  // flow slot
     uint32_t hop;   // index into hops_
   };
+  // A link held by a group flow has count == 0, list == kHeld, solo == {group, flow index}
+  // and busy_since_ps == the flow's completion time; its bytes and busy time already count the
+  // flow. A hold whose completion time is <= now is spent: the link is idle.
   // Everything a flow event touches on a link, in one cache line: the hot paths (Activate,
   // Leave, the solver) load each link of a route once, and the link tables of 100,000+ GPU
   // clusters are far larger than the caches. A link crossed by one flow holds that crossing
@@ -284,6 +346,25 @@ class FlowNetwork {
     uint32_t slot;
     uint32_t version;
   };
+  // A group of flows started by StartGroup and not yet complete or made ordinary.
+  struct Group {
+    struct Tick {  // one of its queue entries
+      int64_t time_ps;
+      uint32_t bucket;
+      bool completion;
+    };
+    std::span<const FlowPath> paths;
+    std::vector<int64_t> active_ps;  // per flow: end of its latency phase
+    std::vector<int64_t> finish_ps;  // per flow: its completion
+    std::vector<char> excluded;      // per flow: left out, started as an ordinary flow
+    std::vector<Tick> ticks;
+    int64_t size = 0;
+    uint32_t held = 0;       // flows not left out
+    uint64_t first_seq = 0;  // flow j has start_seq first_seq + j
+    uint64_t tag = 0;
+    uint32_t generation = 0;  // entries carry it (Pending::version >> 1): older ones are stale
+    bool live = false;
+  };
   struct Share {  // an entry of the solver's heap
     double share;
     LinkIndex link;
@@ -291,6 +372,32 @@ class FlowNetwork {
 
   explicit FlowNetwork(std::vector<LinkSpec> links);
 
+  // Takes a free slot for a flow of `route`, `size` bytes, tagged `tag`, with its hops, in
+  // its latency phase; the caller queues its activation.
+  uint32_t NewFlow(std::span<const LinkIndex> route, int64_t size, uint64_t tag);
+  // NewFlow with its start order, its activation queued at `active_ps`.
+  uint32_t QueueFlow(std::span<const LinkIndex> route, int64_t active_ps, int64_t size,
+                     uint64_t tag, uint64_t start_seq);
+  // Leaves flow j out of the group being held (see HoldLinks).
+  void ExcludeFlow(uint32_t g, Group& group, size_t j);
+  // StartGroup's pass over the routes: holds every link, or holds none and says why not.
+  GroupStart HoldLinks(uint32_t g, Group& group, int64_t extra_steps);
+  // Gives back the holds of the first `flows` flows of group g and what they counted, and
+  // clears the marks of those left out.
+  void ReleaseHolds(uint32_t g, const Group& group, size_t flows);
+  void ClearExclusions(uint32_t g, const Group& group, size_t flows);
+  // Queues the group's ticks: one activation per distinct activation time, one completion per
+  // distinct completion time, the last one carrying the group's completion.
+  void PushTicks(uint32_t g, Group& group);
+  // A link held by a group flow, met by a flow entering transfer: idle again when the hold is
+  // spent, else its group is made ordinary.
+  void ReleaseHold(LinkIndex l);
+  void MakeOrdinary(uint32_t g);
+  void CompleteGroup(uint32_t g);
+  void FreeGroup(uint32_t g);
+  bool IsStaleTick(const Pending& p) const;
+  // Gives back the holds of `links` taken for one flow of `size` bytes busy `busy_ps`.
+  void ReleaseRoute(std::span<const LinkIndex> links, int64_t size, int64_t busy_ps);
   Flow* Find(FlowId id);
   const Flow* Find(FlowId id) const;
   void Advance(int64_t t_ps);
@@ -335,6 +442,9 @@ class FlowNetwork {
   internal::TimeBuckets<Pending> activations_;
   internal::TimeBuckets<Pending> completions_;  // lazily invalidated (see Flow::version)
   std::vector<FlowCompletion> done_;            // completed, not yet reported
+  // Flows of groups made ordinary that had completed: reported by the next AdvanceTo, before
+  // done_, without making NextEventTime answer now (see MakeOrdinary).
+  std::vector<FlowCompletion> overdue_;
   std::vector<Seed> dirty_links_;
   std::vector<LoneFlow> lone_flows_;   // activated alone since the last Settle (see Flow::lone)
   std::vector<Pending> batch_;         // scratch: completions at one instant
@@ -343,6 +453,15 @@ class FlowNetwork {
   std::vector<LinkIndex> comp_links_;  // scratch: the component being solved
   std::vector<uint32_t> comp_flows_;
   std::vector<Share> shares_;
+  std::vector<Group> groups_;
+  std::vector<uint32_t> free_groups_;
+  std::vector<int64_t> tick_times_;  // scratch of PushTicks
+  // Links whose hold ended at this instant and that a flow entered since: the held flow still
+  // counts towards their peak until this instant's completions are processed, as it would
+  // have as an ordinary flow. Link::unfixed (solver scratch, zero outside a solve) counts them.
+  std::vector<LinkIndex> present_holds_;
+  // The latest instant whose completions have been processed (left their links).
+  int64_t completed_through_ps_ = -1;
   int64_t now_ps_ = 0;
   bool time_overflowed_ = false;  // see time_overflowed()
   // Whether the record, hop and start prefetches run: only for link tables past the caches.

@@ -11,8 +11,9 @@
 // load). The phase keeps the distinct (latency, bottleneck) pairs of its flows, so that time
 // costs O(distinct routes), not O(flows).
 //
-// Thread-safety: plain values and pure functions, except CommPhase::link_counts, a cache the
-// analytic network fills on a phase's first use: a phase belongs to one run (one thread).
+// Thread-safety: plain values and pure functions, except CommPhase::link_counts and
+// CommPhase::ungroupable, caches the analytic and flow networks fill on a phase's first use: a
+// phase belongs to one run (one thread).
 #ifndef PLACESIM_SIM_NETWORK_PHASE_H_
 #define PLACESIM_SIM_NETWORK_PHASE_H_
 
@@ -52,6 +53,9 @@ struct CommPhase {
   // empty until the analytic network first starts the phase, then a cache of `flows`, so
   // later starts of a shared plan cost its distinct links, not every crossing again.
   mutable std::vector<std::pair<LinkIndex, uint32_t>> link_counts;
+  // Set by the flow network when the phase cannot start as a group of lone flows (two of its
+  // flows cross a link; FlowNetwork::StartGroup), so that later starts do not try again.
+  mutable bool ungroupable = false;
 };
 
 // The bytes each flow of `ph` carries: S x num / den, or size.bytes when den == 0. Exact for

@@ -1,0 +1,215 @@
+// FlowNetwork::StartGroup against starting the same flows one by one: the transfers must end at
+// the same times in the same order, the network must wake its caller at the same instants,
+// and every link must report the same bytes, busy time and peak. Hand-derived cases (lone
+// flows, a flow joining a group's link in transfer and in latency, a group flow leaving at the
+// instant another enters, flows of one phase meeting) and a randomized differential run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "sim/network/flow_network.h"
+#include "sim/network/phase.h"
+
+namespace placesim::sim {
+namespace {
+
+struct Transfer {
+  SimTime start;
+  std::vector<FlowPath> paths;
+  Bytes size;
+  int64_t extra_steps = 0;
+};
+
+struct Outcome {
+  std::vector<std::pair<int64_t, uint64_t>> ends;  // (time ps, transfer) in report order
+  std::vector<int64_t> wakes;                      // NextEventTime answers, in order
+  std::vector<LinkStats> links;
+  std::vector<GroupStart> groups;  // what StartGroup answered per transfer (grouped runs)
+};
+
+FlowPath Path(const std::vector<LinkSpec>& links, std::vector<LinkIndex> route) {
+  Duration latency = Duration::Zero();
+  for (LinkIndex l : route) latency = latency + links[l].latency;
+  return FlowPath{std::move(route), latency, Bandwidth::Zero()};
+}
+
+// Runs `transfers` (sorted by start) to the end, each as one group when `grouped`.
+Outcome Simulate(const std::vector<LinkSpec>& specs, const std::vector<Transfer>& transfers,
+                 bool grouped) {
+  auto created = FlowNetwork::Create(specs);
+  PLACESIM_CHECK(created.ok());
+  FlowNetwork net = std::move(created).value();
+  Outcome out;
+  std::vector<int64_t> left(transfers.size());
+  std::vector<FlowCompletion> done;
+  size_t next = 0;
+  for (;;) {
+    const SimTime wake = net.NextEventTime();
+    out.wakes.push_back(wake.picoseconds());
+    if (next == transfers.size() && wake == SimTime::Max()) break;
+    const SimTime t = next < transfers.size() ? std::min(wake, transfers[next].start) : wake;
+    done.clear();
+    net.AdvanceTo(t, done);
+    for (const FlowCompletion& c : done) {
+      if ((left[c.tag] -= c.flows) == 0) out.ends.emplace_back(c.time.picoseconds(), c.tag);
+    }
+    for (; next < transfers.size() && transfers[next].start == t; ++next) {
+      const Transfer& x = transfers[next];
+      left[next] = static_cast<int64_t>(x.paths.size());
+      if (grouped) {
+        const GroupStart g = net.StartGroup(t, x.paths, x.size, x.extra_steps, next);
+        out.groups.push_back(g);
+        if (g == GroupStart::kStarted) continue;
+      }
+      for (const FlowPath& p : x.paths) {
+        net.StartWithLatency(t, p.links, p.latency, x.size, next, p.latency * x.extra_steps);
+      }
+    }
+  }
+  for (LinkIndex l = 0; l < specs.size(); ++l) out.links.push_back(net.link_stats(l));
+  return out;
+}
+
+void ExpectSame(const Outcome& a, const Outcome& b) {
+  EXPECT_EQ(a.ends, b.ends);
+  EXPECT_EQ(a.wakes, b.wakes);
+  ASSERT_EQ(a.links.size(), b.links.size());
+  for (size_t l = 0; l < a.links.size(); ++l) {
+    EXPECT_EQ(a.links[l].bytes_carried, b.links[l].bytes_carried) << "link " << l;
+    EXPECT_EQ(a.links[l].busy_time, b.links[l].busy_time) << "link " << l;
+    EXPECT_EQ(a.links[l].peak_flows, b.links[l].peak_flows) << "link " << l;
+    EXPECT_EQ(a.links[l].active_flows, b.links[l].active_flows) << "link " << l;
+  }
+}
+
+TEST(FlowGroup, LoneFlowsEndAtTheirAlphaBetaTimes) {
+  // 1 GB per flow, alone on its links: latency + 1e9 B / bottleneck. Flow 0: 1 us + 1e9 / 1e10
+  // s = 100.001 ms; flow 1: 2 us + 50 ms; flow 2 crosses links 2 (40 GB/s) and 3 (80 GB/s):
+  // 4 us + 25 ms. The transfer ends with flow 0, at 100,001,000,000 ps.
+  const std::vector<LinkSpec> links = {{GBps(10), Microseconds(1)},
+                                       {GBps(20), Microseconds(2)},
+                                       {GBps(40), Microseconds(1)},
+                                       {GBps(80), Microseconds(3)}};
+  const std::vector<Transfer> transfers = {
+      {SimTime::Zero(), {Path(links, {0}), Path(links, {1}), Path(links, {2, 3})}, GB(1)}};
+  const Outcome grouped = Simulate(links, transfers, true);
+  ASSERT_EQ(grouped.groups, std::vector<GroupStart>{GroupStart::kStarted});
+  ASSERT_EQ(grouped.ends.size(), 1u);
+  EXPECT_EQ(grouped.ends[0].first, 100'001'000'000);
+  EXPECT_EQ(grouped.links[3].bytes_carried, GB(1));
+  EXPECT_EQ(grouped.links[3].busy_time, Milliseconds(25));
+  EXPECT_EQ(grouped.links[0].peak_flows, 1u);
+  ExpectSame(grouped, Simulate(links, transfers, false));
+}
+
+TEST(FlowGroup, AFlowJoiningAGroupLinkMakesItOrdinary) {
+  // Group flow a (link 0, 20 GB/s, 1 GB) alone from 0 to 10 ms drains 200 MB; flow b joins link
+  // 0 at 10 ms and each gets 10 GB/s: a's 800 MB take 80 ms (ends at 90 ms), b drains 800 MB
+  // by then and its last 200 MB at 20 GB/s take 10 ms more (ends at 100 ms).
+  const std::vector<LinkSpec> links = {{GBps(20), Duration::Zero()}, {GBps(20), Duration::Zero()}};
+  const std::vector<Transfer> transfers = {
+      {SimTime::Zero(), {Path(links, {0}), Path(links, {1})}, GB(1)},
+      {Milliseconds(10), {Path(links, {0})}, GB(1)}};
+  const Outcome grouped = Simulate(links, transfers, true);
+  EXPECT_EQ(grouped.groups[0], GroupStart::kStarted);
+  ASSERT_EQ(grouped.ends.size(), 2u);
+  EXPECT_EQ(grouped.ends[0], std::make_pair(Milliseconds(90).picoseconds(), uint64_t{0}));
+  EXPECT_EQ(grouped.ends[1], std::make_pair(Milliseconds(100).picoseconds(), uint64_t{1}));
+  EXPECT_EQ(grouped.links[0].peak_flows, 2u);
+  EXPECT_EQ(grouped.links[0].busy_time, Milliseconds(100));
+  ExpectSame(grouped, Simulate(links, transfers, false));
+}
+
+TEST(FlowGroup, AFlowEnteringDuringAGroupLatencyShares) {
+  // The group's flows wait 1 ms on link 2's latency; a flow started at 0 on link 0 alone enters
+  // transfer at once and is joined at 1 ms: the group is made ordinary before it activates.
+  const std::vector<LinkSpec> links = {
+      {GBps(10), Duration::Zero()}, {GBps(10), Duration::Zero()}, {GBps(100), Milliseconds(1)}};
+  const std::vector<Transfer> transfers = {
+      {SimTime::Zero(), {Path(links, {2, 0}), Path(links, {1})}, GB(1)},
+      {Microseconds(500), {Path(links, {0})}, GB(1)}};
+  ExpectSame(Simulate(links, transfers, true), Simulate(links, transfers, false));
+}
+
+TEST(FlowGroup, AGroupFlowLeavingAsAnotherEntersCountsTowardsThePeak) {
+  // Group flow on link 0: 1 GB at 10 GB/s, 0 to 100 ms. The other flow's route starts with a
+  // 100 ms latency link, so it enters link 0 at 100 ms, while the group flow, as an ordinary
+  // flow, is still on it (an instant's completions leave after its activations): peak 2.
+  const std::vector<LinkSpec> links = {{GBps(10), Duration::Zero()},
+                                       {GBps(100), Milliseconds(100)}};
+  const std::vector<Transfer> transfers = {{SimTime::Zero(), {Path(links, {0})}, GB(1)},
+                                           {SimTime::Zero(), {Path(links, {1, 0})}, GB(1)}};
+  const Outcome grouped = Simulate(links, transfers, true);
+  EXPECT_EQ(grouped.links[0].peak_flows, 2u);
+  ExpectSame(grouped, Simulate(links, transfers, false));
+}
+
+TEST(FlowGroup, FlowsOfOneGroupThatMeetAreLeftOut) {
+  // Eight flows on links of their own, except flows 2 and 6, which share link 9: those two
+  // start one by one (and split link 9), the other six as the group.
+  std::vector<LinkSpec> links;
+  for (int i = 0; i < 10; ++i) links.push_back({GBps(10 + i), Nanoseconds(100 * i)});
+  std::vector<FlowPath> paths;
+  for (LinkIndex i = 0; i < 8; ++i) {
+    paths.push_back(i == 2 || i == 6 ? Path(links, {i, 9}) : Path(links, {i}));
+  }
+  const std::vector<Transfer> transfers = {{SimTime::Zero(), paths, MB(100), 3}};
+  const Outcome grouped = Simulate(links, transfers, true);
+  EXPECT_EQ(grouped.groups[0], GroupStart::kStarted);
+  EXPECT_EQ(grouped.links[9].peak_flows, 2u);
+  ExpectSame(grouped, Simulate(links, transfers, false));
+}
+
+TEST(FlowGroup, MostlyMeetingFlowsAreRefused) {
+  // Four flows on one link: the group would leave out all of them.
+  const std::vector<LinkSpec> links = {{GBps(10), Duration::Zero()}};
+  const std::vector<Transfer> transfers = {
+      {SimTime::Zero(), std::vector<FlowPath>(4, Path(links, {0})), MB(1)}};
+  const Outcome grouped = Simulate(links, transfers, true);
+  EXPECT_EQ(grouped.groups[0], GroupStart::kUngroupable);
+  ExpectSame(grouped, Simulate(links, transfers, false));
+}
+
+TEST(FlowGroup, RandomTransfersMatchFlowByFlow) {
+  // 2000 sets of random phases on a small network, so that groups meet each other and ordinary
+  // flows, are made ordinary, left out and started back to back; every outcome must be equal.
+  for (uint32_t seed = 1; seed <= 2000; ++seed) {
+    std::mt19937 rng(seed);
+    auto uniform = [&rng](int lo, int hi) {
+      return std::uniform_int_distribution<int>(lo, hi)(rng);
+    };
+    std::vector<LinkSpec> links;
+    const int num_links = uniform(4, 24);
+    for (int i = 0; i < num_links; ++i) {
+      links.push_back({GBps(uniform(1, 4) * 10), Nanoseconds(uniform(0, 3) * 500)});
+    }
+    std::vector<Transfer> transfers;
+    const int num_transfers = uniform(1, 12);
+    for (int k = 0; k < num_transfers; ++k) {
+      Transfer x;
+      x.start = Microseconds(uniform(0, 5) * 100);
+      x.size = KB(uniform(1, 64) * 125);
+      x.extra_steps = uniform(0, 2);
+      const int flows = uniform(1, 10);
+      for (int f = 0; f < flows; ++f) {
+        std::vector<LinkIndex> route;
+        const int hops = uniform(1, 3);
+        for (int h = 0; h < hops; ++h)
+          route.push_back(static_cast<LinkIndex>(uniform(0, num_links - 1)));
+        x.paths.push_back(Path(links, route));
+      }
+      transfers.push_back(std::move(x));
+    }
+    std::stable_sort(transfers.begin(), transfers.end(),
+                     [](const Transfer& a, const Transfer& b) { return a.start < b.start; });
+    SCOPED_TRACE(seed);
+    ExpectSame(Simulate(links, transfers, true), Simulate(links, transfers, false));
+  }
+}
+
+}  // namespace
+}  // namespace placesim::sim
