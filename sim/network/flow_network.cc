@@ -117,18 +117,26 @@ FlowId FlowNetwork::Start(SimTime now, std::span<const LinkIndex> route, Bytes s
   return StartWithLatency(now, route, RouteLatency(route), size, tag, extra_latency);
 }
 
+// A slot of a pool: the last freed one, else a new one at `size` that `grow` appends. Slots
+// stay below kGroupSlot, whose bit tells groups' queue entries from flows'.
+template <typename Grow>
+uint32_t FlowNetwork::TakeSlot(std::vector<uint32_t>& free, size_t size, Grow grow) {
+  if (!free.empty()) {
+    const uint32_t slot = free.back();
+    free.pop_back();
+    return slot;
+  }
+  PLACESIM_CHECK(size < kGroupSlot);
+  grow();
+  return static_cast<uint32_t>(size);
+}
+
 uint32_t FlowNetwork::NewFlow(std::span<const LinkIndex> route, int64_t size, uint64_t tag) {
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    PLACESIM_CHECK(flows_.size() < kGroupSlot);
-    slot = static_cast<uint32_t>(flows_.size());
+  const uint32_t slot = TakeSlot(free_slots_, flows_.size(), [this] {
     flows_.emplace_back();
     scratch_.emplace_back();
     tags_.emplace_back();
-  }
+  });
   Flow& f = flows_[slot];
   const size_t hop_capacity = f.hop_capacity_log2 == 0 ? 0 : size_t{1} << (f.hop_capacity_log2 - 1);
   if (route.size() > hop_capacity) {
@@ -201,15 +209,7 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
     Advance(now.picoseconds() - 1);
     now_ps_ = now.picoseconds();
   }
-  uint32_t g;
-  if (!free_groups_.empty()) {
-    g = free_groups_.back();
-    free_groups_.pop_back();
-  } else {
-    PLACESIM_CHECK(groups_.size() < kGroupSlot);
-    g = static_cast<uint32_t>(groups_.size());
-    groups_.emplace_back();
-  }
+  const uint32_t g = TakeSlot(free_groups_, groups_.size(), [this] { groups_.emplace_back(); });
   Group& group = groups_[g];
   group.paths = paths;
   group.size = size.count();

@@ -270,6 +270,8 @@ class FlowNetwork {
   static constexpr uint32_t kHeld = kNoList - 1;
   // Queue entries whose slot is at or above this name group kGroupSlot ^ slot.
   static constexpr uint32_t kGroupSlot = uint32_t{1} << 31;
+  template <typename Grow>
+  static uint32_t TakeSlot(std::vector<uint32_t>& free, size_t size, Grow grow);
 
   // A flow's hops lie contiguously in hops_ (its route, in order), pooled per slot, so that
   // starting a flow allocates nothing.
