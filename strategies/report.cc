@@ -151,11 +151,16 @@ std::string FormatPlanHeader(const Plan& plan) {
   const TrainingSpec& t = plan.training;
   out += fmt::format(
       "training  {}, {}, micro-batch {}, global batch {}, {} per step, recompute {}, "
-      "sequence parallel {}{}{}\n",
+      "sequence parallel {}{}{}{}\n",
       PrecisionName(t.precision), OptimizerName(t.optimizer), t.micro_batch, t.global_batch,
       CountOf(plan.micro_batches, "micro-batch", "micro-batches"),
       RecomputeName(plan.effective_recompute), plan.effective_sequence_parallel ? "on" : "off",
-      t.flash_attention ? ", flash attention" : "", t.main_grads_fp32 ? ", fp32 main grads" : "");
+      t.flash_attention ? ", flash attention" : "",
+      // Only when named, so summaries of scenarios without the field read as before.
+      t.attention_kernel != topology::AttentionKernel::kDeviceDefault
+          ? fmt::format(" ({})", topology::AttentionKernelName(t.attention_kernel))
+          : "",
+      t.main_grads_fp32 ? ", fp32 main grads" : "");
   if (m.pp > 1) {
     out += fmt::format("pipeline  {} stages, {}{}, bubble {:.1f}% of ideal time\n", m.pp,
                        PipelineScheduleName(t.pipeline_schedule),
@@ -267,6 +272,9 @@ std::string FormatPlanJson(const Plan& plan) {
   training["flash_attention"] = t.flash_attention;
   // Only when on, so plans of scenarios without the field read as before.
   if (t.main_grads_fp32) training["main_grads_fp32"] = true;
+  if (t.attention_kernel != topology::AttentionKernel::kDeviceDefault) {
+    training["attention_kernel"] = topology::AttentionKernelName(t.attention_kernel);
+  }
   training["context_parallel_comm"] = ContextParallelCommName(t.context_parallel_comm);
   training["pipeline_schedule"] = PipelineScheduleName(t.pipeline_schedule);
   training["virtual_stages"] = t.virtual_stages;

@@ -16,6 +16,7 @@
 
 #include "base/units.h"
 #include "topology/mesh.h"
+#include "topology/spec.h"
 
 namespace placesim::strategies {
 
@@ -138,6 +139,9 @@ struct TrainingSpec {
   // Fused attention (FlashAttention): the attention scores are never stored, so neither their
   // 5 a s^2 b activation bytes nor the softmax / dropout traffic over them exist.
   bool flash_attention = false;
+  // Which fused attention kernel runs when flash_attention is on (cuDNN, FlashAttention-2);
+  // kDeviceDefault = the device profile's default (topology::KernelProfile), today's behaviour.
+  topology::AttentionKernel attention_kernel = topology::AttentionKernel::kDeviceDefault;
   ContextParallelComm context_parallel_comm = ContextParallelComm::kRing;
   // fp32 main gradients: accumulated and data-parallel reduced in fp32 (4 bytes per
   // parameter, Megatron-LM's main_grad buffer). Only with a mixed precision.

@@ -94,15 +94,30 @@ std::array<FlopRate, kNumDataTypes> Peaks(double fp32_tf, double tf32_tf, double
 //     of 989 "H200 is the same", fp8 1402.6 of 1979; H200 fp8 1453.4; B200 1745.0 of 2250,
 //     fp8 3432.5 of 4500; GB200 1822.0 of 2500, fp8 3615.6 of 5000): A100 0.76; H200 0.70,
 //     fp8 0.63; B200 0.68 / 0.66; B200-NVL72 0.64 / 0.62. V100 has no published MAMF row:
-//     it takes the A100's 0.76 (fp16). Attention: A100 from FlashAttention-2 (Dao 2023,
-//     arXiv 2307.08691, abstract: "50-73% of the theoretical maximum FLOPs/s on A100"):
-//     forward 0.73, backward 0.50; Blackwell the H100's measured attention-to-GEMM ratio
-//     (0.64 / 0.70 forward, 0.55 / 0.70 backward); V100 none (FlashAttention-2 needs
-//     Ampere or newer), so its attention runs as batched GEMMs. Ampere and Volta cuBLAS
-//     quantize waves (NVIDIA, "Matrix Multiplication Background User's Guide", section 3.2);
-//     the tile edge is 128 (its section 2.3, typical cuBLAS tiles). MI300X has no profile.
-KernelProfile Kernels(int sms, bool waves, double e16, double e8, double attention_forward,
-                      double attention_backward) {
+//     it takes the A100's 0.76 (fp16). Ampere and Volta cuBLAS quantize waves (NVIDIA,
+//     "Matrix Multiplication Background User's Guide", section 3.2); the tile edge is 128
+//     (its section 2.3, typical cuBLAS tiles). MI300X has no profile.
+//   Attention, per kernel (docs/calibration.md, "Attention kernels per device"; the default
+//     is the kernel a scenario that names none runs):
+//     H100  cuDNN (default) as above; FlashAttention-2 (SDPA's FLASH_ATTENTION backend, same
+//           run) fitted by scripts/attention-fit.py: forward 0.35, half at 384 keys, backward
+//           0.30, half at 896.
+//     H200  the H100's (same GH100 die and clocks), FALLBACK.
+//     A100  FlashAttention-2 (default) from its paper (Dao 2023, arXiv 2307.08691, abstract:
+//           "50-73% of the theoretical maximum FLOPs/s on A100"): forward 0.73, backward
+//           0.50, the H100 cuDNN half-saturation points; cuDNN, not measured on an A100 here,
+//           takes the same figures (FALLBACK).
+//     B200, B200-NVL72  cuDNN (default) and FlashAttention-2: the H100 kernel's ratio of
+//           attention to GEMM efficiency (cuDNN 0.64 / 0.70 and 0.55 / 0.70, FlashAttention-2
+//           0.35 / 0.70 and 0.30 / 0.70) times the part's e_gemm, truncated to two places,
+//           the H100 kernel's half-saturation points (FALLBACK).
+//     V100  neither (both kernels need sm80 or newer): the attention core runs as GEMMs.
+constexpr AttentionProfile kH100Cudnn{0.64, 0.55, 384, 768};
+constexpr AttentionProfile kH100FlashAttention2{0.35, 0.30, 384, 896};
+constexpr AttentionProfile kA100FlashAttention2{0.73, 0.50, 384, 768};
+
+KernelProfile Kernels(int sms, bool waves, double e16, double e8, AttentionKernel default_attention,
+                      const AttentionProfile& cudnn, const AttentionProfile& flash2) {
   KernelProfile k;
   k.sms = sms;
   k.tile = 128;
@@ -112,10 +127,9 @@ KernelProfile Kernels(int sms, bool waves, double e16, double e8, double attenti
   k.gemm_efficiency[static_cast<int>(DataType::kFp8)] = e8;
   k.gemm_memory_efficiency = 0.80;
   k.kernel_launch = Microseconds(6);
-  k.attention_forward_efficiency = attention_forward;
-  k.attention_backward_efficiency = attention_backward;
-  k.attention_half_saturation_keys_forward = 384;
-  k.attention_half_saturation_keys_backward = 768;
+  k.attention[static_cast<int>(AttentionKernel::kCudnn)] = cudnn;
+  k.attention[static_cast<int>(AttentionKernel::kFlashAttention2)] = flash2;
+  k.default_attention = default_attention;
   return k;
 }
 
@@ -133,7 +147,8 @@ void AddAmpereAndVoltaDevices(std::vector<DeviceSpec>& d) {
                .matmul_efficiency = 0.76,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
-               .kernels = Kernels(108, true, 0.76, 0, 0.73, 0.50),
+               .kernels = Kernels(108, true, 0.76, 0, AttentionKernel::kFlashAttention2,
+                                  kA100FlashAttention2, kA100FlashAttention2),
                .tdp = Watts(400),
                .idle_power = Watts(40)});
 
@@ -148,7 +163,8 @@ void AddAmpereAndVoltaDevices(std::vector<DeviceSpec>& d) {
                .matmul_efficiency = 0.76,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
-               .kernels = Kernels(108, true, 0.76, 0, 0.73, 0.50),
+               .kernels = Kernels(108, true, 0.76, 0, AttentionKernel::kFlashAttention2,
+                                  kA100FlashAttention2, kA100FlashAttention2),
                .tdp = Watts(400),
                .idle_power = Watts(40)});
 
@@ -165,7 +181,7 @@ void AddAmpereAndVoltaDevices(std::vector<DeviceSpec>& d) {
                  .matmul_efficiency = 0.76,
                  .memory_efficiency = 0.85,
                  .kernel_overhead = Microseconds(4),
-                 .kernels = Kernels(80, true, 0.76, 0, 0, 0),
+                 .kernels = Kernels(80, true, 0.76, 0, AttentionKernel::kDeviceDefault, {}, {}),
                  .tdp = Watts(300),
                  .idle_power = Watts(30)});
   }
@@ -186,7 +202,8 @@ void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
                .matmul_efficiency = 0.70,
                .memory_efficiency = 0.90,
                .kernel_overhead = Microseconds(4),
-               .kernels = Kernels(132, false, 0.70, 0.61, 0.64, 0.55),
+               .kernels = Kernels(132, false, 0.70, 0.61, AttentionKernel::kCudnn, kH100Cudnn,
+                                  kH100FlashAttention2),
                .tdp = Watts(700),
                .idle_power = Watts(70)});
 
@@ -202,7 +219,8 @@ void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
                .matmul_efficiency = 0.70,
                .memory_efficiency = 0.90,
                .kernel_overhead = Microseconds(4),
-               .kernels = Kernels(132, false, 0.70, 0.63, 0.64, 0.55),
+               .kernels = Kernels(132, false, 0.70, 0.63, AttentionKernel::kCudnn, kH100Cudnn,
+                                  kH100FlashAttention2),
                .tdp = Watts(700),
                .idle_power = Watts(70)});
 
@@ -219,7 +237,8 @@ void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
                .matmul_efficiency = 0.68,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
-               .kernels = Kernels(148, false, 0.68, 0.66, 0.62, 0.53),
+               .kernels = Kernels(148, false, 0.68, 0.66, AttentionKernel::kCudnn,
+                                  {0.62, 0.53, 384, 768}, {0.34, 0.29, 384, 896}),
                .tdp = Watts(1000),
                .idle_power = Watts(100)});
 
@@ -237,7 +256,8 @@ void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
                .matmul_efficiency = 0.64,
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
-               .kernels = Kernels(148, false, 0.64, 0.62, 0.58, 0.50),
+               .kernels = Kernels(148, false, 0.64, 0.62, AttentionKernel::kCudnn,
+                                  {0.58, 0.50, 384, 768}, {0.32, 0.27, 384, 896}),
                .tdp = Watts(1200),
                .idle_power = Watts(120)});
 

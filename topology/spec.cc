@@ -21,6 +21,25 @@ const char* DataTypeName(DataType t) {
   return "unknown";
 }
 
+const char* AttentionKernelName(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::kDeviceDefault:
+      return "device default";
+    case AttentionKernel::kCudnn:
+      return "cuDNN";
+    case AttentionKernel::kFlashAttention2:
+      return "FlashAttention-2";
+  }
+  return "unknown";
+}
+
+const AttentionProfile* KernelProfile::Attention(AttentionKernel kernel) const {
+  const AttentionKernel k = kernel == AttentionKernel::kDeviceDefault ? default_attention : kernel;
+  if (k == AttentionKernel::kDeviceDefault) return nullptr;
+  const AttentionProfile& p = attention[static_cast<int>(k)];
+  return p.present() ? &p : nullptr;
+}
+
 const char* FabricKindName(FabricKind k) {
   switch (k) {
     case FabricKind::kSingleNode:

@@ -22,6 +22,29 @@ enum class DataType { kFp32, kTf32, kBf16, kFp16, kFp8 };
 inline constexpr int kNumDataTypes = 5;
 const char* DataTypeName(DataType t);  // "fp32", "tf32", "bf16", "fp16", "fp8"
 
+// The fused attention kernel a training stack runs (training.attention_kernel). Each device
+// profile says which one its stack runs by default and carries a profile per kernel.
+enum class AttentionKernel {
+  kDeviceDefault,    // the device's own default (KernelProfile::default_attention)
+  kCudnn,            // cuDNN fused attention (Transformer Engine's on Hopper), sm80 or newer
+  kFlashAttention2,  // FlashAttention-2 (the flash-attn package, PyTorch SDPA's flash), sm80+
+};
+inline constexpr int kNumAttentionKernels = 3;
+const char* AttentionKernelName(AttentionKernel k);  // "device default", "cuDNN", ...
+
+// One fused causal attention kernel on one device: the fraction of the 16-bit peak its
+// forward and backward sustain on the work they do (causal masking skips half the score
+// blocks) at long sequences, and the keys per query at which each reaches half of it (short
+// sequences leave the SMs and the softmax pipeline underused).
+struct AttentionProfile {
+  double forward_efficiency = 0.0;
+  double backward_efficiency = 0.0;
+  int64_t half_saturation_keys_forward = 0;
+  int64_t half_saturation_keys_backward = 0;
+
+  bool present() const { return forward_efficiency > 0 && backward_efficiency > 0; }
+};
+
 // The device's kernel model (strategies/cost/kernel_model.h), calibrated on microbenchmarks
 // (docs/calibration.md): what a GEMM or an attention kernel of a given shape reaches. A
 // profile with sms == 0 is absent: every GEMM then runs at DeviceSpec::matmul_efficiency.
@@ -39,16 +62,15 @@ struct KernelProfile {
   double gemm_memory_efficiency = 0.0;
   // Fixed cost of one GEMM or attention kernel (launch, prologue, epilogue).
   Duration kernel_launch;
-  // Fused (flash) attention: fraction of the 16-bit peak its forward and backward kernels
-  // sustain on the work they do (causal masking skips half the score blocks) at long
-  // sequences; 0 = no fused kernel on this device (the attention runs as batched GEMMs).
-  double attention_forward_efficiency = 0.0;
-  double attention_backward_efficiency = 0.0;
-  // Keys per query at which the fused forward / backward kernel reaches half its saturated
-  // efficiency (short sequences leave the SMs and the softmax pipeline underused).
-  int64_t attention_half_saturation_keys_forward = 0;
-  int64_t attention_half_saturation_keys_backward = 0;
+  // Fused attention per kernel, indexed by AttentionKernel (the kDeviceDefault slot unused);
+  // an absent entry is a kernel the device does not run (or that placesim has no figures for).
+  std::array<AttentionProfile, kNumAttentionKernels> attention{};
+  // The fused kernel a scenario that names none runs on this device; kDeviceDefault = none
+  // (the attention core runs as batched GEMMs).
+  AttentionKernel default_attention = AttentionKernel::kDeviceDefault;
 
+  // The profile of `kernel` (kDeviceDefault: of default_attention); nullptr when absent.
+  const AttentionProfile* Attention(AttentionKernel kernel) const;
   bool present() const { return sms > 0; }
 };
 

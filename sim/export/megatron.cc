@@ -285,8 +285,14 @@ void TrainingArgs(const sim::Scenario& sc, Findings& f, Args& a) {
     a.Add("--recompute-method", "uniform", "");
     a.Add("--recompute-num-layers", 1, "each layer's input kept");
   }
-  a.Add("--attention-backend", t.flash_attention ? "flash" : "unfused",
-        t.flash_attention ? "training.flash_attention" : "scores stored (no fused attention)");
+  if (!t.flash_attention) {
+    a.Add("--attention-backend", "unfused", "scores stored (no fused attention)");
+  } else if (t.attention_kernel == topology::AttentionKernel::kCudnn) {
+    // Megatron's "fused" backend is Transformer Engine's cuDNN fused attention.
+    a.Add("--attention-backend", "fused", "training.attention_kernel: cuDNN");
+  } else {
+    a.Add("--attention-backend", "flash", "training.flash_attention");
+  }
 }
 
 std::string Render(const sim::Scenario& sc, const Args& a, const Findings& f) {

@@ -12,6 +12,8 @@
 namespace placesim::strategies::cost {
 namespace {
 
+using topology::AttentionKernel;
+using topology::AttentionProfile;
 using topology::DataType;
 using topology::DeviceSpec;
 using topology::KernelProfile;
@@ -112,12 +114,12 @@ void AttentionCore(const TransformerSpec& t, const TrainingSpec& training, int64
   const double counted = 4.0 * static_cast<double>(b * sc) * static_cast<double>(t.seq_len) *
                          static_cast<double>(AttentionCoreWidth(t)) / static_cast<double>(tp);
   tally->flops += 3.0 * counted * layers;
-  const KernelProfile& k = d.kernels;
-  if (training.flash_attention && k.attention_forward_efficiency > 0 &&
-      k.attention_backward_efficiency > 0) {
+  const AttentionKernel kernel = training.attention_kernel;
+  if (training.flash_attention && d.kernels.Attention(kernel) != nullptr) {
     const AttentionShape a{b * heads, sc, t.seq_len, (QkHeadDim(t) + VHeadDim(t)) / 2, true};
-    tally->seconds +=
-        layers * (FusedAttentionForwardTime(d, a) + FusedAttentionBackwardTime(d, a)).ToSeconds();
+    tally->seconds += layers * (FusedAttentionForwardTime(d, kernel, a) +
+                                FusedAttentionBackwardTime(d, kernel, a))
+                                   .ToSeconds();
     return;
   }
   // Unfused: Q K^T (s_c x d x s) and the scores times V (s_c x s x d), batched over b x heads,
@@ -162,16 +164,20 @@ Duration GemmTime(const DeviceSpec& d, DataType type, const GemmShape& g) {
   return std::max(compute, memory) + k.kernel_launch;
 }
 
-Duration FusedAttentionForwardTime(const DeviceSpec& d, const AttentionShape& a) {
-  const KernelProfile& k = d.kernels;
-  return FusedTime(d, a.forward_work(), k.attention_forward_efficiency, a.keys,
-                   k.attention_half_saturation_keys_forward);
+Duration FusedAttentionForwardTime(const DeviceSpec& d, AttentionKernel kernel,
+                                   const AttentionShape& a) {
+  const AttentionProfile* p = d.kernels.Attention(kernel);
+  PLACESIM_CHECK(p != nullptr);
+  return FusedTime(d, a.forward_work(), p->forward_efficiency, a.keys,
+                   p->half_saturation_keys_forward);
 }
 
-Duration FusedAttentionBackwardTime(const DeviceSpec& d, const AttentionShape& a) {
-  const KernelProfile& k = d.kernels;
-  return FusedTime(d, a.forward_work() * 2.5, k.attention_backward_efficiency, a.keys,
-                   k.attention_half_saturation_keys_backward);
+Duration FusedAttentionBackwardTime(const DeviceSpec& d, AttentionKernel kernel,
+                                    const AttentionShape& a) {
+  const AttentionProfile* p = d.kernels.Attention(kernel);
+  PLACESIM_CHECK(p != nullptr);
+  return FusedTime(d, a.forward_work() * 2.5, p->backward_efficiency, a.keys,
+                   p->half_saturation_keys_backward);
 }
 
 double StepMatmulEfficiency(const TransformerSpec& t, const TrainingSpec& training,

@@ -13,14 +13,16 @@
 //   time     max(compute, memory) + kernel_launch
 // so thin shards and small micro-batches, which are memory-bound or launch-bound, get slower
 // per FLOP as they do on hardware, and large GEMMs saturate at gemm_efficiency.
-// Fused attention (FlashAttention-style) over B = b x heads rows of q queries and k keys:
+// Fused attention (FlashAttention-style) over B = b x heads rows of q queries and k keys, with
+// the profile of the kernel the scenario names (training.attention_kernel: cuDNN,
+// FlashAttention-2, or the device's default; topology::KernelProfile::Attention):
 //   forward  work 4 B q k d (halved when causal: masked blocks are skipped) at
 //            peak16 x e_fwd x k / (k + k_half_fwd)
 //   backward 2.5 x the forward work (the scores are recomputed: five products, not two) at
 //            peak16 x e_bwd x k / (k + k_half_bwd)
 // each plus kernel_launch, peak16 the device's bf16 (else fp16) peak. Without a fused kernel
 // (training.flash_attention false, or none on the device) the attention core runs as two
-// batched GEMMs over the full q x k scores.
+// batched GEMMs over the full q x k scores; training.attention_kernel then has no effect.
 //
 // Invariants: pure functions of their inputs; every time > 0 for a non-empty shape.
 // Thread-safety: pure functions.
@@ -59,10 +61,12 @@ struct AttentionShape {
   Flops forward_work() const;
 };
 
-// REQUIRES: d.kernels.present() and d.kernels.attention_forward_efficiency > 0 (a fused kernel
-// exists); every field >= 1. O(1).
-Duration FusedAttentionForwardTime(const topology::DeviceSpec& d, const AttentionShape& a);
-Duration FusedAttentionBackwardTime(const topology::DeviceSpec& d, const AttentionShape& a);
+// REQUIRES: d.kernels.Attention(kernel) != nullptr (the device runs that fused kernel; with
+// kDeviceDefault, its default one); every field of `a` >= 1. O(1).
+Duration FusedAttentionForwardTime(const topology::DeviceSpec& d, topology::AttentionKernel kernel,
+                                   const AttentionShape& a);
+Duration FusedAttentionBackwardTime(const topology::DeviceSpec& d, topology::AttentionKernel kernel,
+                                    const AttentionShape& a);
 
 // The fraction of Peak(type) at which the executor and the step estimate charge the FLOPs of a
 // training step's compute ops: the model's forward and backward matrix FLOPs (as

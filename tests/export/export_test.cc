@@ -128,6 +128,21 @@ TEST(ExportMegatron, Llama70bTp8Zero1FieldByField) {
 // max(40,000,000, 1,000,000 x dp 8) = 40,000,000 parameters. A bucket set in the scenario wins
 // over it: 50 MiB of 2-byte gradients = 52428800 / 2 = 26214400 parameters. Without overlap a
 // set bucket cannot be carried over (Megatron-LM makes the buffer one bucket): a note says so.
+// training.attention_kernel picks Megatron's backend: "fused" is Transformer Engine's cuDNN
+// fused attention, "flash" the flash-attn kernels (and the default, unchanged).
+TEST(ExportMegatron, AttentionKernelPicksTheBackend) {
+  const std::string scenario = Example("llama3-70b-tp8-zero1");
+  const auto backend = [&](const char* kernel) {
+    Outcome r = Placesim({"export", scenario, "--to", "megatron", "--set",
+                          std::string("training.attention_kernel=") + kernel});
+    EXPECT_EQ(r.code, sim::kExitOk) << r.err;
+    return MegatronFlags(r.out).at("--attention-backend");
+  };
+  EXPECT_EQ(backend("cudnn"), "fused");
+  EXPECT_EQ(backend("flash_attention_2"), "flash");
+  EXPECT_TRUE(doc::kMegatronAttentionBackend.count("fused"));
+}
+
 TEST(ExportMegatron, GradientSyncFollowsTheSimulatedOverlapAndBucket) {
   const std::string scenario = Example("llama3-70b-tp8-zero1");
   Outcome r = Placesim(

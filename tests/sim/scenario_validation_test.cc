@@ -551,6 +551,56 @@ TEST(ScenarioValidation, Fp32MainGradsNeedAMixedPrecision) {
   EXPECT_THAT(Error({"training.main_grads_fp32=maybe"}), HasSubstr("training.main_grads_fp32"));
 }
 
+// ---------------------------------------------------------------- training.attention_kernel
+TEST(ScenarioValidation, AttentionKernelResolvesOnAGpuThatRunsIt) {
+  // kBase's DGX-H100 has a cuDNN and a FlashAttention-2 profile; unset is the device default.
+  for (const char* k : {"cudnn", "flash_attention_2"}) {
+    StatusOr<Scenario> s = LoadScenarioText(
+        kBase, ScenarioFormat::kTextProto,
+        {"training.flash_attention=true", std::string("training.attention_kernel=") + k});
+    ASSERT_TRUE(s.ok()) << k << ": " << s.status().message();
+    EXPECT_NE(s->training.attention_kernel, topology::AttentionKernel::kDeviceDefault) << k;
+  }
+  StatusOr<Scenario> s = LoadScenarioText(kBase, ScenarioFormat::kTextProto, {});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->training.attention_kernel, topology::AttentionKernel::kDeviceDefault);
+}
+
+TEST(ScenarioValidation, AttentionKernelOutsideTheEnumIsRefused) {
+  EXPECT_THAT(Error({}, R"pb(
+                cluster { node_preset: "DGX-H100" }
+                model { preset: "llama3-8b" }
+                training { flash_attention: true attention_kernel: 7 }
+                strategy { preset: "ddp" })pb"),
+              HasSubstr("training.attention_kernel: 7: not a value of the enum; valid: "
+                        "ATTENTION_KERNEL_CUDNN, ATTENTION_KERNEL_FLASH_ATTENTION_2"));
+  EXPECT_THAT(Error({"training.attention_kernel=triton"}),
+              HasSubstr("training.attention_kernel: \"triton\": unknown value; valid: cudnn, "
+                        "flash_attention_2"));
+}
+
+TEST(ScenarioValidation, AttentionKernelNeedsFlashAttention) {
+  EXPECT_THAT(Error({"training.attention_kernel=flash_attention_2"}),
+              HasSubstr("training.attention_kernel: ATTENTION_KERNEL_FLASH_ATTENTION_2: names a "
+                        "fused kernel, but training.flash_attention is not true"));
+}
+
+TEST(ScenarioValidation, AttentionKernelMustRunOnTheGpu) {
+  // V100 (compute capability 7.0) runs neither kernel; the error names the device and what
+  // it allows.
+  EXPECT_THAT(Error({"cluster.node_preset=DGX-2", "cluster.nodes=1", "strategy.tp=8",
+                     "training.flash_attention=true", "training.attention_kernel=cudnn"}),
+              HasSubstr("training.attention_kernel: ATTENTION_KERNEL_CUDNN: cuDNN does not run "
+                        "on V100-SXM2-32GB (cuDNN fused attention and FlashAttention-2 need an "
+                        "NVIDIA GPU of compute capability 8.0 or newer); valid here: "
+                        "ATTENTION_KERNEL_UNSPECIFIED"));
+  // A flat matmul_efficiency turns the kernel model, and with it the kernels' profiles, off.
+  EXPECT_THAT(Error({"cluster.node.gpu.matmul_efficiency=0.5", "training.flash_attention=true",
+                     "training.attention_kernel=flash_attention_2"}),
+              HasSubstr("training.attention_kernel: ATTENTION_KERNEL_FLASH_ATTENTION_2: "
+                        "H100-SXM-80GB has no kernel model"));
+}
+
 TEST(ScenarioValidation, TrainingDefaultsApplyWhenUnspecified) {
   StatusOr<Scenario> s = LoadScenarioText(kBase, ScenarioFormat::kTextProto, {});
   ASSERT_TRUE(s.ok()) << s.status().message();

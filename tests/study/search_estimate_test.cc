@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "sim/executor/executor.h"
 #include "sim/scenario/scenario.h"
 #include "sim/study/search.h"
@@ -94,6 +96,60 @@ TEST(SearchEstimate, DataParallelCandidatesAreWithinFifteenPercentOfTheSimulator
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(std::size(cases)));
+}
+
+// training.attention_kernel reaches both tiers through one source (cost::StepMatmulEfficiency):
+// on one DGX-H100 (Llama-3-8B, sequence 8192, FSDP, full recompute) naming cuDNN changes
+// nothing (it is the H100's default), and FlashAttention-2, whose attention core takes 1.83x
+// (forward) and 1.88x (backward) cuDNN's time at 4096 keys (kernel_model_test), lengthens the
+// estimated and the simulated step by the same time. Per layer and micro-batch (s = 8192, b = 1, tp
+// 1): the GEMMs, 3 x 2 s x 218.1 M weights = 10.72 TFLOP at 0.70 x 989.4 TFLOP/s, take 15.48 ms;
+// the causal attention core, W = 2 x 32 x 8192^2 x 128 = 0.550 TFLOP forward and 2.5 W
+// backward, takes 0.91 + 2.76 = 3.67 ms under cuDNN (0.64 x 8192 / 8576 and 0.55 x 8192 /
+// 8960 of peak) and 1.66 + 5.14 = 6.80 ms under FlashAttention-2 (0.35 x 8192 / 8576 and
+// 0.30 x 8192 / 9088): the matrix time grows by (15.48 + 6.80) / (15.48 + 3.67) - 1 = 16.3%.
+// The step, which also holds memory-bound kernels and communication, grows by less, but by
+// more than half of that.
+TEST(SearchEstimate, TheAttentionKernelMovesTheEstimateAndTheSimulatorAlike) {
+  const std::string path = std::string(PLACESIM_SOURCE_DIR) + "/examples/llama3-8b-fsdp.textproto";
+  struct Step {
+    double estimated = 0;
+    double simulated = 0;
+  };
+  const auto step = [&](const char* kernel) {
+    std::vector<std::string> overrides;
+    if (*kernel != '\0') overrides.push_back(std::string("training.attention_kernel=") + kernel);
+    StatusOr<Scenario> scenario = LoadScenarioFile(path, overrides);
+    PLACESIM_CHECK(scenario.ok());
+    StatusOr<topology::Cluster> cluster = topology::BuildCluster(scenario->cluster);
+    PLACESIM_CHECK(cluster.ok());
+    const ExecutorOptions options = ExecutorOptionsFromSettings(scenario->simulation);
+    strategies::AnalyzeOptions analyze;
+    analyze.prefetch_depth = options.schedule.prefetch_depth;
+    StatusOr<strategies::Plan> plan = strategies::Analyze(
+        scenario->model, scenario->training, scenario->strategy, scenario->cluster, analyze);
+    PLACESIM_CHECK(plan.ok());
+    const strategies::StepEstimate estimate = strategies::EstimateStep(
+        scenario->model, scenario->training, scenario->strategy, scenario->cluster, *plan,
+        strategies::GradientBucket(options.schedule.bucket_bytes, scenario->strategy,
+                                   scenario->training, std::nullopt));
+    StatusOr<SimResult> sim =
+        SimulateStep(*cluster, scenario->model, scenario->training, scenario->strategy, options);
+    PLACESIM_CHECK(sim.ok());
+    return Step{estimate.total.ToSeconds(), sim->step_time.ToSeconds()};
+  };
+  const Step unset = step("");
+  const Step cudnn = step("cudnn");
+  const Step flash2 = step("flash_attention_2");
+  EXPECT_EQ(cudnn.estimated, unset.estimated);
+  EXPECT_EQ(cudnn.simulated, unset.simulated);
+  const double estimated_delta = flash2.estimated - cudnn.estimated;
+  const double simulated_delta = flash2.simulated - cudnn.simulated;
+  std::printf("cuDNN estimated %.4f s simulated %.4f s; FlashAttention-2 %.4f s, %.4f s\n",
+              cudnn.estimated, cudnn.simulated, flash2.estimated, flash2.simulated);
+  EXPECT_GT(simulated_delta / cudnn.simulated, 0.163 / 2);
+  EXPECT_LT(simulated_delta / cudnn.simulated, 0.163);
+  EXPECT_NEAR(estimated_delta / simulated_delta, 1.0, 0.05);
 }
 
 // What a user needs from tier 1: it ranks the candidates as the simulator would. Runs the

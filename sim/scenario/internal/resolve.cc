@@ -944,6 +944,7 @@ class Resolver {
                                   : strategies::ContextParallelComm::kRing;
     t.sequence_parallel = tr.has_sequence_parallel() && tr.sequence_parallel();
     t.flash_attention = tr.has_flash_attention() && tr.flash_attention();
+    ResolveAttentionKernel(tr.attention_kernel(), &t);
     t.main_grads_fp32 = tr.has_main_grads_fp32() && tr.main_grads_fp32();
     if (t.main_grads_fp32 && t.precision == strategies::Precision::kBf16) {
       problems_.Add("training.main_grads_fp32", "true",
@@ -967,6 +968,50 @@ class Resolver {
       t.global_batch = micro_ok && mesh_ok_ ? t.micro_batch * dp : t.micro_batch;
     }
   }
+
+  // training.attention_kernel: a fused kernel the resolved GPU's kernel model has, and only
+  // with flash_attention on (otherwise the choice would silently do nothing).
+  void ResolveAttentionKernel(int value, strategies::TrainingSpec* t) {
+    using topology::AttentionKernel;
+    if (value == pb::ATTENTION_KERNEL_UNSPECIFIED || !pb::AttentionKernel_IsValid(value)) return;
+    const std::string path = "training.attention_kernel";
+    const std::string name = pb::AttentionKernel_Name(static_cast<pb::AttentionKernel>(value));
+    t->attention_kernel = static_cast<AttentionKernel>(value);  // same numbers, asserted below
+    if (!t->flash_attention) {
+      problems_.Add(path, name,
+                    "names a fused kernel, but training.flash_attention is not true (the "
+                    "attention core would run unfused); set flash_attention: true or leave "
+                    "attention_kernel unset");
+      return;
+    }
+    const topology::DeviceSpec& gpu = out_.cluster.node.gpu;
+    const std::string device = gpu.name.empty() ? "this GPU" : gpu.name;
+    if (!gpu.kernels.present()) {
+      problems_.Add(path, name,
+                    fmt::format("{} has no kernel model (a GPU written out, one that sets "
+                                "cluster.node.gpu.matmul_efficiency, or a preset without "
+                                "one), so its flat efficiency covers attention; valid here: "
+                                "ATTENTION_KERNEL_UNSPECIFIED",
+                                device));
+      return;
+    }
+    if (gpu.kernels.Attention(t->attention_kernel) != nullptr) return;
+    std::vector<std::string> valid = {"ATTENTION_KERNEL_UNSPECIFIED"};
+    for (const pb::AttentionKernel k :
+         {pb::ATTENTION_KERNEL_CUDNN, pb::ATTENTION_KERNEL_FLASH_ATTENTION_2}) {
+      if (gpu.kernels.Attention(static_cast<AttentionKernel>(k)) != nullptr) {
+        valid.push_back(pb::AttentionKernel_Name(k));
+      }
+    }
+    problems_.Add(path, name,
+                  fmt::format("{} does not run on {} (cuDNN fused attention and "
+                              "FlashAttention-2 need an NVIDIA GPU of compute capability 8.0 "
+                              "or newer); valid here: {}",
+                              AttentionKernelName(t->attention_kernel), device, JoinNames(valid)));
+  }
+  static_assert(static_cast<int>(topology::AttentionKernel::kCudnn) == pb::ATTENTION_KERNEL_CUDNN &&
+                static_cast<int>(topology::AttentionKernel::kFlashAttention2) ==
+                    pb::ATTENTION_KERNEL_FLASH_ATTENTION_2);
 
   // -------------------------------------------------------------------------- simulation
   void ResolveSimulation() {
