@@ -87,7 +87,10 @@ inline void WriteBytes(const std::string& path, const std::string& bytes) {
 inline Node MakeNode(uint64_t id, NodeType type, std::vector<uint64_t> deps = {}) {
   Node n;
   n.id = id;
-  n.name = "n" + std::to_string(id);
+  // Built from one to_string rather than `"n" + std::to_string(id)`: GCC 12 warns
+  // (-Wrestrict) on the inlined replace of that operator+, a false positive.
+  n.name = std::to_string(id);
+  n.name.insert(n.name.begin(), 'n');
   n.type = type;
   n.data_deps = std::move(deps);
   return n;
