@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -45,7 +46,8 @@ int AxisKey(const Op& op) { return JointAxis(op) ? topology::kNumAxes : static_c
 
 }  // namespace
 
-StatusOr<FlowPath> CommPlanner::PathBetween(VertexId from, VertexId to, const char* what) {
+StatusOr<const topology::Route*> CommPlanner::RouteBetween(VertexId from, VertexId to,
+                                                           const char* what) {
   if (!from.valid() || !to.valid()) {
     return InvalidArgumentError(fmt::format("{}: the node has no such endpoint", what));
   }
@@ -54,6 +56,11 @@ StatusOr<FlowPath> CommPlanner::PathBetween(VertexId from, VertexId to, const ch
     return InvalidArgumentError(fmt::format("{}: no route from {} to {}", what,
                                             cluster_.vertex(from).name, cluster_.vertex(to).name));
   }
+  return r;
+}
+
+StatusOr<FlowPath> CommPlanner::PathBetween(VertexId from, VertexId to, const char* what) {
+  ASSIGN_OR_RETURN(const topology::Route* r, RouteBetween(from, to, what));
   FlowPath p;
   p.links.reserve(r->links.size());
   for (topology::LinkId l : r->links) p.links.push_back(static_cast<LinkIndex>(l.value));
@@ -66,16 +73,25 @@ StatusOr<FlowPath> CommPlanner::OverRail(VertexId from, VertexId to, const char*
   const VertexId nic_from = RailNic(from);
   const VertexId nic_to = RailNic(to);
   if (!nic_from.valid() || !nic_to.valid()) return PathBetween(from, to, what);
+  // The three legs' routes first (the cache's pointers stay valid), so the path is allocated
+  // once; latency and bottleneck fold over the legs in order, as the legs' own paths would.
+  std::array<const topology::Route*, 3> legs{};
+  size_t hops = 0;
+  const std::array<std::pair<VertexId, VertexId>, 3> ends = {
+      std::pair{from, nic_from}, std::pair{nic_from, nic_to}, std::pair{nic_to, to}};
+  for (size_t k = 0; k < legs.size(); ++k) {
+    ASSIGN_OR_RETURN(legs[k], RouteBetween(ends[k].first, ends[k].second, what));
+    hops += legs[k]->links.size();
+  }
   FlowPath p;
-  for (auto [a, b] :
-       {std::pair{from, nic_from}, std::pair{nic_from, nic_to}, std::pair{nic_to, to}}) {
-    ASSIGN_OR_RETURN(FlowPath leg, PathBetween(a, b, what));
-    p.links.insert(p.links.end(), leg.links.begin(), leg.links.end());
-    p.latency += leg.latency;
-    p.bottleneck = p.links.size() == leg.links.size()
-                       ? leg.bottleneck
+  p.links.reserve(hops);
+  for (const topology::Route* leg : legs) {
+    for (topology::LinkId l : leg->links) p.links.push_back(static_cast<LinkIndex>(l.value));
+    p.latency += leg->latency;
+    p.bottleneck = p.links.size() == leg->links.size()
+                       ? leg->bottleneck
                        : Bandwidth::BytesPerSecond(std::min(p.bottleneck.bytes_per_second(),
-                                                            leg.bottleneck.bytes_per_second()));
+                                                            leg->bottleneck.bytes_per_second()));
   }
   return p;
 }
@@ -87,7 +103,18 @@ StatusOr<FlowPath> CommPlanner::Between(VertexId from, VertexId to, const char* 
   return PathBetween(from, to, what);
 }
 
-VertexId CommPlanner::RailNic(VertexId gpu) const {
+VertexId CommPlanner::RailNic(VertexId gpu) {
+  // A pure function of the GPU, looked up by name once per GPU: an all-to-all asks for it
+  // on both ends of every flow.
+  if (!gpu.valid()) return FindRailNic(gpu);
+  if (rail_nic_.empty())
+    rail_nic_.assign(static_cast<size_t>(cluster_.num_vertices()), kUnknownNic);
+  int32_t& known = rail_nic_[static_cast<size_t>(gpu.value)];
+  if (known == kUnknownNic) known = FindRailNic(gpu).value;
+  return VertexId{known};
+}
+
+VertexId CommPlanner::FindRailNic(VertexId gpu) const {
   const topology::VertexInfo& g = cluster_.vertex(gpu);
   const topology::NodeSpec& node = cluster_.spec().node;
   if (node.nics < 1 || node.gpus < 1 || g.node < 0) return VertexId{};

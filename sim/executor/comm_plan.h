@@ -73,7 +73,11 @@ class CommPlanner final : public collectives::Routes {
   // link hops per kind for the statistics.
   Status AddUnreplayed(const strategies::Op& op, const GroupLayout& layout, int algorithm,
                        CommPlan& plan);
-  VertexId RailNic(VertexId gpu) const;
+  // The NIC on gpu's rail (invalid when its node has none), cached per GPU.
+  VertexId RailNic(VertexId gpu);
+  VertexId FindRailNic(VertexId gpu) const;
+  // The cached route from -> to, or the error PathBetween reports.
+  StatusOr<const topology::Route*> RouteBetween(VertexId from, VertexId to, const char* what);
 
   const topology::Cluster& cluster_;
   const ExecutionContext& ctx_;
@@ -86,6 +90,8 @@ class CommPlanner final : public collectives::Routes {
   std::map<std::tuple<int, int, int, int>, GroupLayout> layouts_;
   std::map<std::tuple<int, int, int, int, int, int>, CommPlan> plans_;
   std::vector<char> unreplayed_link_;
+  static constexpr int32_t kUnknownNic = -2;  // VertexId{} is -1
+  std::vector<int32_t> rail_nic_;             // by vertex: RailNic, or kUnknownNic
 };
 
 }  // namespace placesim::sim::internal

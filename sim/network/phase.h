@@ -18,6 +18,7 @@
 #define PLACESIM_SIM_NETWORK_PHASE_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -50,9 +51,11 @@ struct CommPhase {
   int64_t analytic_den = 0;
   int64_t steps = 1;
   // Each link the flows cross, with the number of flows crossing it, in first-crossing order:
-  // empty until the analytic network first starts the phase, then a cache of `flows`, so
-  // later starts of a shared plan cost its distinct links, not every crossing again.
-  mutable std::vector<std::pair<LinkIndex, uint32_t>> link_counts;
+  // null until the analytic network first starts the phase, then a cache of `flows`, so later
+  // starts of a shared plan cost its distinct links, not every crossing again. Shared, so that
+  // the network can keep it (and charge it later) past the phase's own life.
+  using LinkCounts = std::vector<std::pair<LinkIndex, uint32_t>>;
+  mutable std::shared_ptr<const LinkCounts> link_counts;
   // Set by the flow network when the phase cannot start as a group of lone flows (two of its
   // flows cross a link; FlowNetwork::StartGroup), so that later starts do not try again.
   mutable bool ungroupable = false;
