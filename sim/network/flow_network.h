@@ -475,7 +475,8 @@ class FlowNetwork {
     bool live = false;
   };
   static bool IsClosedSlot(uint32_t slot) { return (slot & ~kGroupSlot) >= kClosedMark; }
-  std::shared_ptr<internal::ClosedPhase> MakeClosedPhase(std::span<const FlowPath> paths) const;
+  // Fills ph's links and local routes from `paths`.
+  void MapClosedPhase(std::span<const FlowPath> paths, internal::ClosedPhase& ph) const;
   // The phase alone on a network of its links, its flows started at 0 (flow j in slot j).
   static FlowNetwork StartAlone(const internal::ClosedPhase& ph, std::span<const FlowPath> paths,
                                 int64_t size, int64_t extra_steps);

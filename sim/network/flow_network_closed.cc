@@ -110,28 +110,25 @@ int64_t ActivePs(const FlowPath& p, int64_t extra_steps) {
 }  // namespace
 
 // The phase's links and routes in local indices, once per phase.
-std::shared_ptr<internal::ClosedPhase> FlowNetwork::MakeClosedPhase(
-    std::span<const FlowPath> paths) const {
-  auto ph = std::make_shared<internal::ClosedPhase>();
-  for (const FlowPath& p : paths) ph->links.insert(ph->links.end(), p.links.begin(), p.links.end());
-  std::sort(ph->links.begin(), ph->links.end());
-  ph->links.erase(std::unique(ph->links.begin(), ph->links.end()), ph->links.end());
-  ph->specs.reserve(ph->links.size());
-  for (LinkIndex l : ph->links) {
+void FlowNetwork::MapClosedPhase(std::span<const FlowPath> paths, internal::ClosedPhase& ph) const {
+  for (const FlowPath& p : paths) ph.links.insert(ph.links.end(), p.links.begin(), p.links.end());
+  std::sort(ph.links.begin(), ph.links.end());
+  ph.links.erase(std::unique(ph.links.begin(), ph.links.end()), ph.links.end());
+  ph.specs.reserve(ph.links.size());
+  for (LinkIndex l : ph.links) {
     PLACESIM_CHECK(l < links_.size());
-    ph->specs.push_back(LinkSpec{Bandwidth::BytesPerSecond(links_[l].capacity),
-                                 Duration::Picoseconds(latency_ps_[l])});
+    ph.specs.push_back(LinkSpec{Bandwidth::BytesPerSecond(links_[l].capacity),
+                                Duration::Picoseconds(latency_ps_[l])});
   }
-  ph->first.reserve(paths.size() + 1);
+  ph.first.reserve(paths.size() + 1);
   for (const FlowPath& p : paths) {
-    ph->first.push_back(static_cast<uint32_t>(ph->hops.size()));
+    ph.first.push_back(static_cast<uint32_t>(ph.hops.size()));
     for (LinkIndex l : p.links) {
-      const auto it = std::lower_bound(ph->links.begin(), ph->links.end(), l);
-      ph->hops.push_back(static_cast<LinkIndex>(it - ph->links.begin()));
+      const auto it = std::lower_bound(ph.links.begin(), ph.links.end(), l);
+      ph.hops.push_back(static_cast<LinkIndex>(it - ph.links.begin()));
     }
   }
-  ph->first.push_back(static_cast<uint32_t>(ph->hops.size()));
-  return ph;
+  ph.first.push_back(static_cast<uint32_t>(ph.hops.size()));
 }
 
 // The phase alone on its links, its flows started at 0 in order (flow j in slot j, tagged j).
@@ -204,9 +201,8 @@ bool FlowNetwork::StartClosed(SimTime now, std::span<const FlowPath> paths, Byte
     Advance(now.picoseconds() - 1);
     now_ps_ = now.picoseconds();
   }
-  if (cache.phase == nullptr) cache.phase = MakeClosedPhase(paths);
+  if (cache.phase == nullptr) cache.phase = std::make_shared<internal::ClosedPhase>();
   internal::ClosedPhase& ph = *cache.phase;
-  PLACESIM_CHECK(ph.first.size() == paths.size() + 1);
   const std::pair<int64_t, int64_t> key{size.count(), extra_steps};
   std::shared_ptr<const internal::ClosedRun> run;
   for (const auto& r : ph.runs) {
@@ -219,9 +215,13 @@ bool FlowNetwork::StartClosed(SimTime now, std::span<const FlowPath> paths, Byte
       ph.seen.push_back(key);
       return false;
     }
+    // The links and routes are mapped with the first run: a phase whose keys never repeat (a
+    // plan made afresh for each start) costs a look-up, not a sort of its links.
+    if (ph.first.empty()) MapClosedPhase(paths, ph);
     run = RunAlone(ph, paths, key.first, key.second);
     ph.runs.push_back(run);
   }
+  PLACESIM_CHECK(ph.first.size() == paths.size() + 1);
   if (!run->usable || now_ps_ > kMaxPs - run->completions.back()) return false;
   uint32_t c = static_cast<uint32_t>(closed_.size());
   if (free_closed_.empty()) {
