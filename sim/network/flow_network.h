@@ -62,6 +62,10 @@
 // floating-point remainder reaches zero — so no flow is ever left with a tiny residue that
 // never drains. Flows whose rate a re-solve leaves unchanged keep their completion time.
 //
+// Closed phases. A phase whose flows meet each other (a tree all-reduce, an all-to-all) cannot
+// be held as lone flows; StartClosed replays its run alone, simulated once, while nothing else
+// touches its links, and makes it ordinary when something does (flow_network_closed.cc).
+//
 // Groups. A collective phase starts thousands of flows at one instant with the same bytes, and
 // on a large fabric nearly each is alone on the links of its route for its whole life.
 // StartGroup starts such a phase as one group: each flow whose links are idle (nothing crosses
@@ -219,11 +223,12 @@ class FlowNetwork {
   // order) as one closed phase when every link they cross is idle now (nothing crosses it, no
   // group or closed phase holds it): the phase's run alone, on its links alone, is simulated
   // once per (size, extra_steps) and kept in `cache`, and later starts replay it shifted in
-  // time (see "Closed phases" in flow_network.cc). Its flows may share links with each other.
-  // Returns false, having started nothing, when a link is busy, when the phase's run would
-  // overflow the clock, or on the first start of a (size, extra_steps), which records it
-  // (a run is simulated only for a key that repeats); the caller then starts the flows one by
-  // one. Reported as StartGroup's groups are: one FlowCompletion at the last flow's completion,
+  // time (flow_network_closed.cc states why that is exact). Its flows may share links with
+  // each other. Returns false, having started nothing, when a link is busy, when the phase's
+  // run would overflow the clock, or on the first start of a (size, extra_steps), which
+  // records it (a run is simulated only for a key that repeats; a phase keeps at most 16 runs,
+  // and a key past them is started one by one); the caller then starts the flows one by one.
+  // Reported as StartGroup's groups are: one FlowCompletion at the last flow's completion,
   // in its place of the report order; the caller is woken at every instant where a flow of the
   // phase activates or completes. REQUIRES: StartGroup's requirements; `cache` used only with
   // these paths and this network. Complexity: O(distinct links + distinct tick times), plus
