@@ -433,11 +433,13 @@ void FlowNetwork::FreeGroup(uint32_t g) {
 }
 
 bool FlowNetwork::IsStaleTick(const Pending& p) const {
+  if (IsClosedSlot(p.slot)) return IsStaleClosedTick(p);
   const Group& group = groups_[p.slot ^ kGroupSlot];
   return !group.live || (group.generation << 1) != (p.version & ~1u);
 }
 
 void FlowNetwork::ReleaseHold(LinkIndex l) {
+  if (IsClosedSlot(links_[l].solo.slot)) return ReleaseClosedHold(l);
   Link& link = links_[l];
   const int64_t finish = link.busy_since_ps;
   if (finish > now_ps_) {
@@ -557,7 +559,10 @@ void FlowNetwork::Advance(int64_t t_ps) {
     for (size_t i = 0; i < batch_.size(); ++i) {
       PrefetchAhead(i, batch_.size(), [this](size_t k) { return batch_[k].slot; });
       const uint32_t slot = batch_[i].slot;
-      if (slot >= kGroupSlot) {
+      if (IsClosedSlot(slot)) {
+        // A closed phase made ordinary at this instant leaves its last tick here, stale.
+        if (!IsStaleClosedTick(batch_[i])) CompleteClosed(slot & ~(kGroupSlot | kClosedMark));
+      } else if (slot >= kGroupSlot) {
         CompleteGroup(slot ^ kGroupSlot);
       } else {
         Complete(slot);

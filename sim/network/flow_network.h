@@ -62,6 +62,10 @@
 // floating-point remainder reaches zero — so no flow is ever left with a tiny residue that
 // never drains. Flows whose rate a re-solve leaves unchanged keep their completion time.
 //
+// Closed phases. A phase whose flows meet each other (a tree all-reduce, an all-to-all) cannot
+// be held as lone flows; StartClosed replays its run alone, simulated once, while nothing else
+// touches its links, and makes it ordinary when something does (flow_network_closed.cc).
+//
 // Groups. A collective phase starts thousands of flows at one instant with the same bytes, and
 // on a large fabric nearly each is alone on the links of its route for its whole life.
 // StartGroup starts such a phase as one group: each flow whose links are idle (nothing crosses
@@ -94,6 +98,7 @@
 #define PLACESIM_SIM_NETWORK_FLOW_NETWORK_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -140,6 +145,16 @@ enum class GroupStart {
   kStarted,      // as a group, maybe with some flows left out (started one by one)
   kLinksBusy,    // nothing started: too many flows meet traffic now; the phase may group later
   kUngroupable,  // nothing started: too many of its flows meet each other; they always will
+};
+
+// What FlowNetwork::StartClosed keeps per phase (its links, routes and isolated runs), so that
+// later starts of the phase reuse them. Filled and read only by StartClosed; one per phase.
+namespace internal {
+struct ClosedPhase;
+struct ClosedRun;
+}  // namespace internal
+struct ClosedRunCache {
+  std::shared_ptr<internal::ClosedPhase> phase;
 };
 
 struct LinkStats {
@@ -203,6 +218,23 @@ class FlowNetwork {
   // log d) for d distinct activation and completion times.
   GroupStart StartGroup(SimTime now, std::span<const FlowPath> paths, Bytes size,
                         int64_t extra_steps, uint64_t tag);
+
+  // Starts the flows StartGroup would (the same paths, bytes, extra latency, tag and start
+  // order) as one closed phase when every link they cross is idle now (nothing crosses it, no
+  // group or closed phase holds it): the phase's run alone, on its links alone, is simulated
+  // once per (size, extra_steps) and kept in `cache`, and later starts replay it shifted in
+  // time (flow_network_closed.cc states why that is exact). Its flows may share links with
+  // each other. Returns false, having started nothing, when a link is busy, when the phase's
+  // run would overflow the clock, or on the first start of a (size, extra_steps), which
+  // records it (a run is simulated only for a key that repeats; a phase keeps at most 16 runs,
+  // and a key past them is started one by one); the caller then starts the flows one by one.
+  // Reported as StartGroup's groups are: one FlowCompletion at the last flow's completion,
+  // in its place of the report order; the caller is woken at every instant where a flow of the
+  // phase activates or completes. REQUIRES: StartGroup's requirements; `cache` used only with
+  // these paths and this network. Complexity: O(distinct links + distinct tick times), plus
+  // one flow-by-flow run of the phase alone when a key first repeats.
+  bool StartClosed(SimTime now, std::span<const FlowPath> paths, Bytes size, int64_t extra_steps,
+                   uint64_t tag, ClosedRunCache& cache);
 
   // A cache hint, no effect on the model: fetches what the Start() that comes `ahead` calls
   // from now will read for `route` (the route itself and the flow record and tag it will
@@ -429,6 +461,47 @@ class FlowNetwork {
   int64_t NextInternalEventPs();
   void TakeDueCompletions();
   void TakeDueActivations();
+
+  // Closed phases (StartClosed; flow_network_closed.cc). A link a closed phase holds has
+  // list == kHeld, solo == {kClosedMark | its number, kNoHop} and busy_since_ps == the last
+  // completion of the phase's flows on it; its queue entries name kGroupSlot | kClosedMark | c.
+  static constexpr uint32_t kClosedMark = uint32_t{1} << 30;
+  struct Closed {
+    std::shared_ptr<const internal::ClosedPhase> phase;
+    std::shared_ptr<const internal::ClosedRun> run;
+    std::span<const FlowPath> paths;
+    std::vector<Group::Tick> ticks;
+    int64_t start_ps = 0;
+    int64_t size = 0;
+    int64_t extra_steps = 0;
+    uint64_t first_seq = 0;
+    uint64_t tag = 0;
+    uint32_t generation = 0;
+    bool live = false;
+  };
+  static bool IsClosedSlot(uint32_t slot) { return (slot & ~kGroupSlot) >= kClosedMark; }
+  // Fills ph's links and local routes from `paths`.
+  void MapClosedPhase(std::span<const FlowPath> paths, internal::ClosedPhase& ph) const;
+  // The phase alone on a network of its links, its flows started at 0 (flow j in slot j).
+  static FlowNetwork StartAlone(const internal::ClosedPhase& ph, std::span<const FlowPath> paths,
+                                int64_t size, int64_t extra_steps);
+  static std::shared_ptr<const internal::ClosedRun> RunAlone(const internal::ClosedPhase& ph,
+                                                             std::span<const FlowPath> paths,
+                                                             int64_t size, int64_t extra_steps);
+  // Holds the phase's links for closed phase c, or holds none and answers false.
+  bool HoldClosedLinks(uint32_t c);
+  void PushClosedTicks(uint32_t c);
+  bool IsStaleClosedTick(const Pending& p) const;
+  void CompleteClosed(uint32_t c);
+  // A flow enters transfer on a link of live closed phase c: its flows become ordinary flows in
+  // the state their run alone had reached (see flow_network_closed.cc).
+  void MaterializeClosed(uint32_t c);
+  // A link held by a closed phase, met by a flow entering transfer (ReleaseHold).
+  void ReleaseClosedHold(LinkIndex l);
+  void FreeClosed(uint32_t c);
+  std::vector<Closed> closed_;
+  std::vector<uint32_t> free_closed_;
+  std::vector<uint32_t> closed_scratch_;  // HoldClosedLinks: links whose peak it raised from 0
 
   std::vector<Link> links_;
   // Link latencies apart from links_, so that starting a flow reads a compact array.

@@ -13,6 +13,7 @@
 
 #include "sim/network/flow_network.h"
 #include "sim/network/phase.h"
+#include "tests/network/flow_driver.h"
 
 namespace placesim::sim {
 namespace {
@@ -24,66 +25,21 @@ struct Transfer {
   int64_t extra_steps = 0;
 };
 
-struct Outcome {
-  std::vector<std::pair<int64_t, uint64_t>> ends;  // (time ps, transfer) in report order
-  std::vector<int64_t> wakes;                      // NextEventTime answers, in order
-  std::vector<LinkStats> links;
-  std::vector<GroupStart> groups;  // what StartGroup answered per transfer (grouped runs)
-};
-
-FlowPath Path(const std::vector<LinkSpec>& links, std::vector<LinkIndex> route) {
-  Duration latency = Duration::Zero();
-  for (LinkIndex l : route) latency = latency + links[l].latency;
-  return FlowPath{std::move(route), latency, Bandwidth::Zero()};
-}
+using testing::ExpectSame;
+using testing::Outcome;
+using testing::Path;
 
 // Runs `transfers` (sorted by start) to the end, each as one group when `grouped`.
 Outcome Simulate(const std::vector<LinkSpec>& specs, const std::vector<Transfer>& transfers,
                  bool grouped) {
-  auto created = FlowNetwork::Create(specs);
-  PLACESIM_CHECK(created.ok());
-  FlowNetwork net = std::move(created).value();
-  Outcome out;
-  std::vector<int64_t> left(transfers.size());
-  std::vector<FlowCompletion> done;
-  size_t next = 0;
-  for (;;) {
-    const SimTime wake = net.NextEventTime();
-    out.wakes.push_back(wake.picoseconds());
-    if (next == transfers.size() && wake == SimTime::Max()) break;
-    const SimTime t = next < transfers.size() ? std::min(wake, transfers[next].start) : wake;
-    done.clear();
-    net.AdvanceTo(t, done);
-    for (const FlowCompletion& c : done) {
-      if ((left[c.tag] -= c.flows) == 0) out.ends.emplace_back(c.time.picoseconds(), c.tag);
-    }
-    for (; next < transfers.size() && transfers[next].start == t; ++next) {
-      const Transfer& x = transfers[next];
-      left[next] = static_cast<int64_t>(x.paths.size());
-      if (grouped) {
-        const GroupStart g = net.StartGroup(t, x.paths, x.size, x.extra_steps, next);
-        out.groups.push_back(g);
-        if (g == GroupStart::kStarted) continue;
-      }
-      for (const FlowPath& p : x.paths) {
-        net.StartWithLatency(t, p.links, p.latency, x.size, next, p.latency * x.extra_steps);
-      }
-    }
-  }
-  for (LinkIndex l = 0; l < specs.size(); ++l) out.links.push_back(net.link_stats(l));
-  return out;
-}
-
-void ExpectSame(const Outcome& a, const Outcome& b) {
-  EXPECT_EQ(a.ends, b.ends);
-  EXPECT_EQ(a.wakes, b.wakes);
-  ASSERT_EQ(a.links.size(), b.links.size());
-  for (size_t l = 0; l < a.links.size(); ++l) {
-    EXPECT_EQ(a.links[l].bytes_carried, b.links[l].bytes_carried) << "link " << l;
-    EXPECT_EQ(a.links[l].busy_time, b.links[l].busy_time) << "link " << l;
-    EXPECT_EQ(a.links[l].peak_flows, b.links[l].peak_flows) << "link " << l;
-    EXPECT_EQ(a.links[l].active_flows, b.links[l].active_flows) << "link " << l;
-  }
+  std::vector<testing::TransferView> views;
+  for (const Transfer& x : transfers) views.push_back({x.start, x.paths, x.size, x.extra_steps});
+  return testing::Drive(specs, views, [&](FlowNetwork& net, size_t k, Outcome& out) {
+    if (!grouped) return false;
+    const testing::TransferView& x = views[k];
+    out.groups.push_back(net.StartGroup(x.start, x.paths, x.size, x.extra_steps, k));
+    return out.groups.back() == GroupStart::kStarted;
+  });
 }
 
 TEST(FlowGroup, LoneFlowsEndAtTheirAlphaBetaTimes) {

@@ -87,6 +87,10 @@ class FlowModelNetwork final : public Network {
       if (g == GroupStart::kStarted) return true;
       if (g == GroupStart::kUngroupable) ph.ungroupable = true;
     }
+    // Flows that meet each other: a phase on otherwise idle links replays its run alone.
+    if (ph.ungroupable && net_.StartClosed(now, ph.flows, bytes, extra_steps, slot, ph.closed)) {
+      return true;
+    }
     constexpr size_t kAhead = 8;  // flows whose misses overlap the current one's
     const bool prefetch = net_.deep_prefetch();
     for (size_t j = 0; j < ph.flows.size(); ++j) {
