@@ -26,10 +26,13 @@ struct Reference {
   std::vector<double> bandwidth;
   std::vector<int64_t> bytes, busy_ps;
   std::vector<uint32_t> peak;
+  // Crossings of the current phase per link. A member rather than a local: GCC 12 warns
+  // (-Wfree-nonheap-object, a false positive) on the local vector's inlined free.
+  std::vector<uint32_t> on_link;
 
   void Start(const CommPhase& ph, TransferSize size) {
     const Bytes b = PhaseBytes(ph, size);
-    std::vector<uint32_t> on_link(bandwidth.size(), 0);
+    on_link.assign(bandwidth.size(), 0);
     for (const FlowPath& f : ph.flows) {
       for (LinkIndex l : f.links) {
         const int64_t drain = DrainTime(static_cast<double>(b.count()), bandwidth[l]).picoseconds();
