@@ -11,9 +11,9 @@
 // load). The phase keeps the distinct (latency, bottleneck) pairs of its flows, so that time
 // costs O(distinct routes), not O(flows).
 //
-// Thread-safety: plain values and pure functions, except CommPhase::link_counts and
-// CommPhase::ungroupable, caches the analytic and flow networks fill on a phase's first use: a
-// phase belongs to one run (one thread).
+// Thread-safety: plain values and pure functions, except CommPhase::link_counts,
+// CommPhase::ungroupable and CommPhase::group_cache, caches the analytic and flow networks fill on
+// a phase's first use: a phase belongs to one run (one thread).
 #ifndef PLACESIM_SIM_NETWORK_PHASE_H_
 #define PLACESIM_SIM_NETWORK_PHASE_H_
 
@@ -56,6 +56,9 @@ struct CommPhase {
   // Set by the flow network when the phase cannot start as a group of lone flows (two of its
   // flows cross a link; FlowNetwork::StartGroup), so that later starts do not try again.
   mutable bool ungroupable = false;
+  // The flow network's record of this phase's starts, so that a phase started again and again
+  // can be held as a template (FlowNetwork::StartGroup, "Held templates").
+  mutable GroupCache group_cache;
 };
 
 // The bytes each flow of `ph` carries: S x num / den, or size.bytes when den == 0. Exact for
