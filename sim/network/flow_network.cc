@@ -218,6 +218,9 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
   if (t >= 0 && StartLazy(static_cast<uint32_t>(t), paths, size.count(), extra_steps, tag)) {
     return GroupStart::kStarted;
   }
+  // The eager pass touches every link of its own template: a log of them would be dropped
+  // (AfterEagerStart) or overflow, so the template is left unlogged until then.
+  if (t >= 0) Overflow(uint64_t{1} << t);
   const uint32_t g = TakeSlot(free_groups_, groups_.size(), [this] { groups_.emplace_back(); });
   Group& group = groups_[g];
   group.paths = paths;
