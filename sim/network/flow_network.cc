@@ -736,8 +736,9 @@ int64_t FlowNetwork::PushLazyTicks(uint32_t g, Group& group, const Template& tm,
     }
     const int64_t a = tm.latency_ps[tm.held[k]] * v.active_factor;
     const int64_t f = a + v.class_drain[tm.flow_class[k]];
-    active.push_back(a);
-    finish.push_back(f);
+    // A phase's flows mostly share their times: only changes are kept before the sort.
+    if (active.empty() || active.back() != a) active.push_back(a);
+    if (finish.empty() || finish.back() != f) finish.push_back(f);
     if (f >= last) {
       last = f;
       key = tm.held[k];
