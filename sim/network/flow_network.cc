@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -47,6 +48,9 @@ constexpr uint64_t MakeId(uint32_t generation, uint32_t slot) {
   return (static_cast<uint64_t>(generation) << 32) | slot;
 }
 
+// Serials of networks, for GroupCache::network: never 0, never reused within a process.
+std::atomic<uint64_t> next_serial{1};
+
 }  // namespace
 
 StatusOr<FlowNetwork> FlowNetwork::Create(std::vector<LinkSpec> links) {
@@ -72,6 +76,7 @@ StatusOr<FlowNetwork> FlowNetwork::Create(std::vector<LinkSpec> links) {
 FlowNetwork::FlowNetwork(std::vector<LinkSpec> links) {
   links_.resize(links.size());
   deep_prefetch_ = links.size() >= kDeepPrefetchLinks;
+  serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
   latency_ps_.resize(links.size());
   residual_.resize(links.size());
   for (size_t i = 0; i < links.size(); ++i) {
@@ -199,7 +204,7 @@ uint32_t FlowNetwork::QueueFlow(std::span<const LinkIndex> route, int64_t active
 }
 
 GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths, Bytes size,
-                                   int64_t extra_steps, uint64_t tag) {
+                                   int64_t extra_steps, uint64_t tag, GroupCache* cache) {
   PLACESIM_CHECK(now.picoseconds() >= now_ps_);
   PLACESIM_CHECK(size >= Bytes::Zero());
   PLACESIM_CHECK(extra_steps >= 0);
@@ -209,6 +214,13 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
     Advance(now.picoseconds() - 1);
     now_ps_ = now.picoseconds();
   }
+  const int t = cache == nullptr ? -1 : FindTemplate(paths, *cache);
+  if (t >= 0 && StartLazy(static_cast<uint32_t>(t), paths, size.count(), extra_steps, tag)) {
+    return GroupStart::kStarted;
+  }
+  // The eager pass touches every link of its own template: a log of them would be dropped
+  // (AfterEagerStart) or overflow, so the template is left unlogged until then.
+  if (t >= 0) Overflow(uint64_t{1} << t);
   const uint32_t g = TakeSlot(free_groups_, groups_.size(), [this] { groups_.emplace_back(); });
   Group& group = groups_[g];
   group.paths = paths;
@@ -234,6 +246,7 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
     live_flows_ += group.held;
     PushTicks(g, group);
   }
+  if (t >= 0 && group.held > 0) AfterEagerStart(static_cast<uint32_t>(t), group);
   ++version_;
   return GroupStart::kStarted;
 }
@@ -277,6 +290,7 @@ GroupStart FlowNetwork::HoldLinks(uint32_t g, Group& group, int64_t extra_steps)
     bool busy = false;
     for (LinkIndex l : p.links) {
       PLACESIM_CHECK(l < links_.size());
+      Touch(l);
       const Link& link = links_[l];
       // A live hold is of a live group: this one only when it names g.
       const bool held = link.list == kHeld && link.busy_since_ps > now_ps_;
@@ -391,8 +405,6 @@ void FlowNetwork::ReleaseHolds(uint32_t g, const Group& group, size_t flows) {
 
 void FlowNetwork::PushTicks(uint32_t g, Group& group) {
   group.ticks.clear();
-  const uint32_t slot = kGroupSlot | g;
-  const uint32_t version = group.generation << 1;
   // The distinct times of `times` in tick_times_, ascending (a phase's flows mostly share one).
   auto distinct = [this](const std::vector<int64_t>& times, const std::vector<char>& excluded) {
     tick_times_.clear();
@@ -406,10 +418,7 @@ void FlowNetwork::PushTicks(uint32_t g, Group& group) {
     tick_times_.erase(std::unique(tick_times_.begin(), tick_times_.end()), tick_times_.end());
   };
   distinct(group.active_ps, group.excluded);
-  for (int64_t t : tick_times_) {
-    const uint32_t b = activations_.Push(Pending{t, group.first_seq, slot, version});
-    group.ticks.push_back(Group::Tick{t, b, false});
-  }
+  for (int64_t t : tick_times_) PushTick(g, group, t, false, false, 0);
   distinct(group.finish_ps, group.excluded);
   // The group completes in its last flow's place: the latest started of those completing last.
   const int64_t last = tick_times_.back();
@@ -417,17 +426,27 @@ void FlowNetwork::PushTicks(uint32_t g, Group& group) {
   for (size_t j = 0; j < group.finish_ps.size(); ++j) {
     if (group.excluded[j] == 0 && group.finish_ps[j] == last) key = j;
   }
-  for (int64_t t : tick_times_) {
-    const bool final_tick = t == last;
-    const uint32_t b = completions_.Push(
+  for (int64_t t : tick_times_) PushTick(g, group, t, true, t == last, key);
+}
+
+void FlowNetwork::PushTick(uint32_t g, Group& group, int64_t t, bool completion, bool final_tick,
+                           size_t key) {
+  const uint32_t slot = kGroupSlot | g;
+  const uint32_t version = group.generation << 1;
+  uint32_t b = 0;
+  if (completion) {
+    b = completions_.Push(
         Pending{t, group.first_seq + (final_tick ? key : 0), slot, version | final_tick});
-    group.ticks.push_back(Group::Tick{t, b, true});
+  } else {
+    b = activations_.Push(Pending{t, group.first_seq, slot, version});
   }
+  group.ticks.push_back(Group::Tick{t, b, completion});
 }
 
 void FlowNetwork::FreeGroup(uint32_t g) {
   Group& group = groups_[g];
   group.live = false;
+  group.lazy = false;
   ++group.generation;
   free_groups_.push_back(g);
 }
@@ -472,6 +491,7 @@ void FlowNetwork::MakeOrdinary(uint32_t g) {
       continue;
     }
     const std::span<const LinkIndex> route = group.paths[j].links;
+    for (LinkIndex l : route) LogWrite(l);  // its holds give way to crossings or nothing
     ReleaseRoute(route, group.size, finish - active);
     const uint32_t slot = NewFlow(route, group.size, group.tag);
     --live_flows_;  // counted in the group's
@@ -511,6 +531,356 @@ void FlowNetwork::CompleteGroup(uint32_t g) {
   done_.push_back(FlowCompletion{kGroupFlowId, group.tag, SimTime::Picoseconds(now_ps_), n});
   live_flows_ -= n;
   FreeGroup(g);
+}
+
+int FlowNetwork::FindTemplate(std::span<const FlowPath> paths, GroupCache& cache) {
+  if (cache.network != serial_) cache = GroupCache{serial_, 0};
+  if (cache.state >= 2 && cache.state != GroupCache::kNone)
+    return static_cast<int>(cache.state - 2);
+  if (cache.state == 0 && paths.size() >= template_min_flows_) {
+    cache.state = 1;  // a phase started once may never repeat: not worth a template yet
+    return -1;
+  }
+  const int t =
+      cache.state == 1 && templates_.size() < kMaxTemplates ? RegisterTemplate(paths) : -1;
+  cache.state = t < 0 ? GroupCache::kNone : static_cast<uint32_t>(t) + 2;
+  return t;
+}
+
+int FlowNetwork::RegisterTemplate(std::span<const FlowPath> paths) {
+  // Bottleneck classes are found by a linear search: a phase has a handful (its route kinds).
+  constexpr size_t kMaxClasses = 64;
+  const size_t n = paths.size();
+  Template tm;
+  // The flows HoldLinks leaves out on idle links: those crossing a link another crossing of
+  // the phase crosses too (the sharing closes over them), and those with no route.
+  std::vector<std::pair<LinkIndex, uint32_t>> crossings;
+  std::vector<char> out(n, 0);
+  for (size_t j = 0; j < n; ++j) {
+    if (paths[j].links.empty()) out[j] = 1;
+    for (LinkIndex l : paths[j].links) {
+      PLACESIM_CHECK(l < links_.size());
+      crossings.emplace_back(l, static_cast<uint32_t>(j));
+    }
+  }
+  std::sort(crossings.begin(), crossings.end());
+  for (size_t i = 0; i + 1 < crossings.size(); ++i) {
+    if (crossings[i].first == crossings[i + 1].first) {
+      out[crossings[i].second] = 1;
+      out[crossings[i + 1].second] = 1;
+    }
+  }
+  for (size_t j = 0; j < n; ++j) {
+    (out[j] != 0 ? tm.left_out : tm.held).push_back(static_cast<uint32_t>(j));
+    tm.latency_ps.push_back(paths[j].latency.picoseconds());
+  }
+  if (tm.left_out.size() * 4 > n) return -1;  // HoldLinks refuses such a phase
+  for (uint32_t j : tm.held) {
+    tm.first.push_back(static_cast<uint32_t>(tm.links.size()));
+    double rate = std::numeric_limits<double>::infinity();
+    for (LinkIndex l : paths[j].links) {
+      tm.links.push_back(l);
+      rate = std::min(rate, links_[l].capacity);
+    }
+    const auto c = std::find(tm.class_rate.begin(), tm.class_rate.end(), rate);
+    tm.flow_class.push_back(static_cast<uint32_t>(c - tm.class_rate.begin()));
+    if (c == tm.class_rate.end()) tm.class_rate.push_back(rate);
+    if (tm.class_rate.size() > kMaxClasses) return -1;
+  }
+  tm.first.push_back(static_cast<uint32_t>(tm.links.size()));
+  for (size_t k = 0; k < tm.held.size(); ++k) {
+    for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) {
+      tm.link_flow.emplace_back(tm.links[i], static_cast<uint32_t>(k));
+    }
+  }
+  std::sort(tm.link_flow.begin(), tm.link_flow.end());
+  if (tmpl_mask_.empty()) tmpl_mask_.assign(links_.size(), 0);
+  const auto t = static_cast<uint32_t>(templates_.size());
+  const uint64_t bit = uint64_t{1} << t;
+  tm.conflicts = bit;
+  for (LinkIndex l : tm.links) {
+    tm.conflicts |= tmpl_mask_[l];
+    tmpl_mask_[l] |= bit;
+  }
+  for (uint64_t m = tm.conflicts & ~bit; m != 0; m &= m - 1) {
+    templates_[static_cast<size_t>(std::countr_zero(m))].conflicts |= bit;
+  }
+  tm.pending_busy.assign(tm.class_rate.size(), 0);
+  templates_.push_back(std::move(tm));
+  return static_cast<int>(t);
+}
+
+uint32_t FlowNetwork::TemplateVariantOf(uint32_t t, int64_t size, int64_t extra_steps) {
+  constexpr size_t kMaxVariants = 8;  // the sizes a phase is started with in one step
+  Template& tm = templates_[t];
+  for (size_t i = 0; i < tm.variants.size(); ++i) {
+    const TemplateVariant& v = tm.variants[i];
+    if (v.size == size && v.extra_steps == extra_steps) return static_cast<uint32_t>(i);
+  }
+  if (tm.variants.size() == kMaxVariants) tm.variants.clear();  // only by the latest hold's
+  TemplateVariant v;
+  v.size = size;
+  v.extra_steps = extra_steps;
+  v.active_factor = extra_steps + 1;
+  for (double rate : tm.class_rate) {
+    v.class_drain.push_back(DrainPs(static_cast<double>(size), rate));
+  }
+  // HoldLinks' times less now: the activation offset latency x (extra_steps + 1), the
+  // completion offset that plus the class's drain time. A phase where either saturates stays
+  // eager (HoldLinks leaves such flows out, and queues activations at the saturated time).
+  v.usable = true;
+  for (int64_t latency : tm.latency_ps) {
+    v.usable = v.usable && latency <= (kMaxPs - 1) / v.active_factor;
+  }
+  int64_t last = -1;
+  for (size_t k = 0; v.usable && k < tm.held.size(); ++k) {
+    const int64_t active = tm.latency_ps[tm.held[k]] * v.active_factor;
+    const int64_t drain = v.class_drain[tm.flow_class[k]];
+    v.usable = drain < kMaxPs - active;
+    const int64_t finish = v.usable ? active + drain : 0;
+    if (v.active_ticks.empty() || v.active_ticks.back() != active) v.active_ticks.push_back(active);
+    if (v.finish_ticks.empty() || v.finish_ticks.back() != finish) v.finish_ticks.push_back(finish);
+    if (finish >= last) {
+      last = finish;
+      v.key = tm.held[k];
+    }
+  }
+  for (std::vector<int64_t>* ticks : {&v.active_ticks, &v.finish_ticks}) {
+    std::sort(ticks->begin(), ticks->end());
+    ticks->erase(std::unique(ticks->begin(), ticks->end()), ticks->end());
+  }
+  tm.variants.push_back(std::move(v));
+  return static_cast<uint32_t>(tm.variants.size() - 1);
+}
+
+void FlowNetwork::AfterEagerStart(uint32_t t, const Group& group) {
+  // The template's links now hold this group's holds, except those of its flows left out for
+  // traffic (the phase's own meetings leave out only flows whose links are not the
+  // template's): those are its log, as if touched after it was clean.
+  Template& tm = templates_[t];
+  tm.hold_until_ps = -1;
+  for (uint32_t j : tm.held) {
+    if (group.excluded[j] == 0) tm.hold_until_ps = std::max(tm.hold_until_ps, group.finish_ps[j]);
+  }
+  MarkClean(t);
+  const uint64_t bit = uint64_t{1} << t;
+  for (size_t k = 0; k < tm.held.size() && (overflowed_ & bit) == 0; ++k) {
+    if (group.excluded[tm.held[k]] == 0) continue;
+    for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) LogTouch(tm.links[i], bit);
+  }
+}
+
+void FlowNetwork::MarkClean(uint32_t t) {
+  clean_ |= uint64_t{1} << t;
+  overflowed_ &= ~(uint64_t{1} << t);
+  templates_[t].touched.clear();
+}
+
+void FlowNetwork::LogTouch(LinkIndex l, uint64_t m) {
+  for (; m != 0; m &= m - 1) {
+    const auto t = static_cast<size_t>(std::countr_zero(m));
+    const uint64_t bit = uint64_t{1} << t;
+    Template& tm = templates_[t];
+    if ((clean_ & bit) != 0) {
+      clean_ &= ~bit;
+      tm.touched.clear();
+    }
+    // A log as long as half its links would cost about what the eager pass does.
+    if (tm.touched.size() * 2 >= tm.links.size()) {
+      Overflow(bit);
+      tm.touched = {};
+    } else {
+      tm.touched.push_back(l);
+    }
+  }
+}
+
+bool FlowNetwork::ScanLog(uint32_t t) {
+  // Called once the latest holds on its links have ended, just before a lazy start. Links it
+  // did not touch are as they were when it was last clean; each it touched is idle for
+  // HoldLinks when nothing crosses it and any hold on it has been processed complete (neither
+  // held nor leaving; the group's hold written over it would hide it until it is
+  // idle-equivalent), and busy for every flow when crossed or held past now.
+  Template& tm = templates_[t];
+  tm.busy.clear();
+  for (LinkIndex l : tm.touched) {
+    const Link& link = links_[l];
+    const bool held = link.list == kHeld;
+    if (link.count == 0 && (!held || link.busy_since_ps <= completed_through_ps_)) continue;
+    if (link.count == 0 && link.busy_since_ps <= now_ps_) return false;
+    tm.busy.push_back(std::lower_bound(tm.link_flow.begin(), tm.link_flow.end(),
+                                       std::pair<LinkIndex, uint32_t>{l, 0})
+                          ->second);
+  }
+  std::sort(tm.busy.begin(), tm.busy.end());
+  tm.busy.erase(std::unique(tm.busy.begin(), tm.busy.end()), tm.busy.end());
+  return true;
+}
+
+int64_t FlowNetwork::PushLazyTicks(uint32_t g, Group& group, const Template& tm,
+                                   const TemplateVariant& v) {
+  group.ticks.clear();
+  if (tm.busy.empty()) {
+    for (int64_t a : v.active_ticks) PushTick(g, group, now_ps_ + a, false, false, 0);
+    const int64_t last = v.finish_ticks.back();
+    for (int64_t f : v.finish_ticks) PushTick(g, group, now_ps_ + f, true, f == last, v.key);
+    return last;
+  }
+  // PushTicks' distinct times over the flows held this time.
+  std::vector<int64_t> active;
+  std::vector<int64_t> finish;
+  size_t key = 0;
+  int64_t last = -1;
+  for (size_t k = 0, b = 0; k < tm.held.size(); ++k) {
+    if (b < tm.busy.size() && tm.busy[b] == k) {
+      ++b;
+      continue;
+    }
+    const int64_t a = tm.latency_ps[tm.held[k]] * v.active_factor;
+    const int64_t f = a + v.class_drain[tm.flow_class[k]];
+    // A phase's flows mostly share their times: only changes are kept before the sort.
+    if (active.empty() || active.back() != a) active.push_back(a);
+    if (finish.empty() || finish.back() != f) finish.push_back(f);
+    if (f >= last) {
+      last = f;
+      key = tm.held[k];
+    }
+  }
+  for (std::vector<int64_t>* ticks : {&active, &finish}) {
+    std::sort(ticks->begin(), ticks->end());
+    ticks->erase(std::unique(ticks->begin(), ticks->end()), ticks->end());
+  }
+  for (int64_t a : active) PushTick(g, group, now_ps_ + a, false, false, 0);
+  for (int64_t f : finish) PushTick(g, group, now_ps_ + f, true, f == last, key);
+  return last;
+}
+
+bool FlowNetwork::HoldEnded(const Template& t) const {
+  return t.hold_until_ps < now_ps_ && t.hold_until_ps <= completed_through_ps_;
+}
+
+bool FlowNetwork::StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t size,
+                            int64_t extra_steps, uint64_t tag) {
+  const uint64_t bit = uint64_t{1} << t;
+  if ((overflowed_ & bit) != 0) return false;
+  // Its own latest hold and those of the templates it shares links with must have ended: the
+  // eager pass would meet them (a lazy one is not written on the links yet).
+  for (uint64_t m = templates_[t].conflicts; m != 0; m &= m - 1) {
+    if (!HoldEnded(templates_[static_cast<size_t>(std::countr_zero(m))])) return false;
+  }
+  const uint32_t vi = TemplateVariantOf(t, size, extra_steps);
+  Template& tm = templates_[t];
+  const TemplateVariant& v = tm.variants[vi];
+  // HoldLinks leaves out a flow whose completion would saturate the clock.
+  if (!v.usable || tm.held.empty() || v.finish_ticks.back() >= kMaxPs - now_ps_) return false;
+  const bool clean = (clean_ & bit) != 0;
+  if (clean) {
+    tm.busy.clear();
+  } else if (!ScanLog(t)) {
+    return false;
+  }
+  const size_t n = paths.size();
+  // HoldLinks refuses a phase with more than a quarter left out.
+  if ((tm.left_out.size() + tm.busy.size()) * 4 > n || tm.busy.size() == tm.held.size()) {
+    return false;
+  }
+  const uint32_t g = TakeSlot(free_groups_, groups_.size(), [this] { groups_.emplace_back(); });
+  Group& group = groups_[g];
+  group.paths = paths;
+  group.size = size;
+  group.tag = tag;
+  group.held = static_cast<uint32_t>(tm.held.size() - tm.busy.size());
+  group.first_seq = next_start_seq_;
+  next_start_seq_ += n;
+  // As StartGroup after HoldLinks: the flows left out, in their places of the start order,
+  // then the group's ticks for the same times PushTicks finds.
+  lazy_out_ = tm.left_out;
+  for (uint32_t k : tm.busy) lazy_out_.push_back(tm.held[k]);
+  std::sort(lazy_out_.begin(), lazy_out_.end());
+  for (uint32_t j : lazy_out_) {
+    QueueFlow(paths[j].links, now_ps_ + tm.latency_ps[j] * v.active_factor, size, tag,
+              group.first_seq + j);
+  }
+  group.live = true;
+  group.lazy = true;
+  live_flows_ += group.held;
+  const int64_t last = PushLazyTicks(g, group, tm, v);
+  // Counted for every held flow; those left out for traffic take theirs back on their links.
+  tm.pending_bytes += size;
+  for (size_t c = 0; c < v.class_drain.size(); ++c) tm.pending_busy[c] += v.class_drain[c];
+  for (uint32_t k : tm.busy) {
+    for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) {
+      Link& link = links_[tm.links[i]];
+      link.bytes_carried -= size;
+      link.busy_ps -= v.class_drain[tm.flow_class[k]];
+    }
+  }
+  if (!clean) {
+    // Clean but for the busy flows' links, which still carry traffic: those are its log.
+    MarkClean(t);
+    for (uint32_t k : tm.busy) {
+      for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) LogTouch(tm.links[i], bit);
+    }
+  }
+  tm.charged = true;
+  tm.hold_until_ps = now_ps_ + last;
+  tm.group = g;
+  tm.generation = group.generation;
+  tm.variant = vi;
+  tm.start_ps = now_ps_;
+  lazy_live_ |= bit;
+  ++version_;
+  return true;
+}
+
+void FlowNetwork::MaterializeHolds(uint64_t templates) {
+  for (uint64_t m = templates; m != 0; m &= m - 1) {
+    const auto t = static_cast<size_t>(std::countr_zero(m));
+    lazy_live_ &= ~(uint64_t{1} << t);
+    const Template& tm = templates_[t];
+    if (HoldEnded(tm)) continue;  // its holds would be idle-equivalent: nothing to write
+    const TemplateVariant& v = tm.variants[tm.variant];
+    Group& group = groups_[tm.group];
+    // The group completes at hold_until_ps: it may be gone while its holds still matter.
+    const bool live = group.live && group.lazy && group.generation == tm.generation;
+    if (live) {
+      // HoldLinks' arrays; a left-out flow's completion is never read.
+      const size_t n = tm.latency_ps.size();
+      group.active_ps.resize(n);
+      group.finish_ps.resize(n);
+      group.excluded.assign(n, 0);
+      for (uint32_t j : tm.left_out) {
+        group.excluded[j] = 1;
+        group.active_ps[j] = group.finish_ps[j] = tm.start_ps + tm.latency_ps[j] * v.active_factor;
+      }
+      group.lazy = false;
+    }
+    for (size_t k = 0, b = 0; k < tm.held.size(); ++k) {
+      const uint32_t j = tm.held[k];
+      if (b < tm.busy.size() && tm.busy[b] == k) {  // left out for traffic: never held
+        ++b;
+        if (live) {
+          group.excluded[j] = 1;
+          group.active_ps[j] = group.finish_ps[j] =
+              tm.start_ps + tm.latency_ps[j] * v.active_factor;
+        }
+        continue;
+      }
+      const int64_t active = tm.start_ps + tm.latency_ps[j] * v.active_factor;
+      const int64_t finish = active + v.class_drain[tm.flow_class[k]];
+      if (live) {
+        group.active_ps[j] = active;
+        group.finish_ps[j] = finish;
+      }
+      for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) {
+        Link& link = links_[tm.links[i]];
+        link.list = kHeld;
+        link.solo = Crossing{tm.group, j};
+        link.busy_since_ps = finish;
+      }
+    }
+    // No log: these are its own latest holds, which every template on them waits to end.
+  }
 }
 
 void FlowNetwork::PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const {
@@ -710,6 +1080,7 @@ void FlowNetwork::Activate(uint32_t slot) {
   const uint32_t last = first + flows_[slot].hop_count;
   for (uint32_t h = first; h < last; ++h) {
     const LinkIndex l = hops_[h].link;
+    Touch(l);
     if (links_[l].list == kHeld) [[unlikely]] {
       ReleaseHold(l);
     }
@@ -1010,9 +1381,19 @@ LinkStats FlowNetwork::link_stats(LinkIndex l) const {
   s.bytes_carried = Bytes::Count(link.bytes_carried);
   int64_t busy = link.busy_ps;
   if (link.count > 0) busy += now_ps_ - link.busy_since_ps;
-  s.busy_time = Duration::Picoseconds(busy);
   s.active_flows = link.count;
   s.peak_flows = link.peak;
+  // What lazy starts of the templates on the link counted for it (see "Held templates").
+  for (uint64_t m = tmpl_mask_.empty() ? 0 : tmpl_mask_[l]; m != 0; m &= m - 1) {
+    const Template& tm = templates_[static_cast<size_t>(std::countr_zero(m))];
+    if (!tm.charged) continue;
+    const auto it = std::lower_bound(tm.link_flow.begin(), tm.link_flow.end(),
+                                     std::pair<LinkIndex, uint32_t>{l, 0});
+    s.bytes_carried = s.bytes_carried + Bytes::Count(tm.pending_bytes);
+    busy += tm.pending_busy[tm.flow_class[it->second]];
+    s.peak_flows = std::max(s.peak_flows, 1u);
+  }
+  s.busy_time = Duration::Picoseconds(busy);
   return s;
 }
 

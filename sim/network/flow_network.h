@@ -89,6 +89,30 @@
 // in the report order. tests/network/flow_group_test.cc compares groups with flow-by-flow
 // starts on derived cases and on random phases.
 //
+// Held templates. The same phase (the same FlowPath objects) is started thousands of times in
+// a step, each time on links nothing else uses. A caller that keeps a GroupCache beside the
+// phase lets StartGroup recognize it: at its second start, if its flows meet neither each
+// other nor a route twice, the phase becomes a template (at most kMaxTemplates, of at least
+// template_min_flows flows): its flattened routes, each flow's latency and bottleneck class
+// (flows of one bottleneck drain the same bytes in the same time), and a bit in a per-link
+// mask. A template is clean when each of its links is idle-equivalent — nothing crosses it and
+// any hold on it ended strictly before now and at or before the last instant whose
+// completions were processed, a state every read treats as an untouched link — apart from
+// the template's own latest hold, and no flow, hold or exclusion has touched them since. An
+// eager StartGroup of a template that holds every flow leaves its links holding exactly that
+// group's holds, so it makes the template clean; any other access of its links (Touch, in
+// Activate and in the eager pass) makes it dirty. A clean template whose latest hold has
+// ended, and whose link-sharing templates' lazy holds have too, starts lazily: the eager pass
+// would find every link idle and hold every flow, so the group is queued with the same ticks,
+// and the links are not written. What the holds would have counted is added to the template
+// (bytes once per start, busy time per bottleneck class), and link_stats adds it to each link
+// of the template: integer sums, so the order they are added in cannot change a figure; a
+// charged link's peak is at least 1, as a hold makes it (peak is a running maximum).
+// The first access of a link of a lazy hold that has not ended (Touch) writes its holds
+// exactly as the eager pass would have (no other write reached those links meanwhile), and
+// from there the model runs as above. tests/network/flow_group_test.cc repeats phases to
+// compare templates with flow-by-flow starts.
+//
 // Determinism: every order (component traversal, ties in the solver, completions reported at
 // the same picosecond — by start order) derives from the sequence of calls, never from
 // addresses or hashing.
@@ -100,6 +124,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -136,6 +161,15 @@ struct FlowCompletion {
 
 // The id of a group's completion: a group has no FlowId of its own.
 inline constexpr FlowId kGroupFlowId{~uint64_t{0}};
+
+// Kept by a caller beside a phase it starts repeatedly (CommPhase::group_cache), so that
+// StartGroup can recognize the phase (see "Held templates"): zero-initialized, filled by the
+// network, meaningful only to the network that filled it (a value from another is reset).
+struct GroupCache {
+  uint64_t network = 0;  // the serial of the network that filled it, 0 for none
+  uint32_t state = 0;    // 0: not started there, 1: started once, kNone, else template + 2
+  static constexpr uint32_t kNone = ~uint32_t{0};  // never a template
+};
 
 // A flow's route and its latency (phase.h).
 struct FlowPath;
@@ -216,8 +250,13 @@ class FlowNetwork {
   // paths outlive the group; size >= 0; extra_steps >= 0; every route index < num_links();
   // paths[j].latency == RouteLatency(paths[j].links). Complexity: O(total route length) plus O(d
   // log d) for d distinct activation and completion times.
+  // `cache`, when given, is the caller's GroupCache of these paths (the same object each
+  // start of the same paths): the phase may then start as a held template (see "Held
+  // templates"), with the same result. O(d log d) then, after its first starts.
   GroupStart StartGroup(SimTime now, std::span<const FlowPath> paths, Bytes size,
-                        int64_t extra_steps, uint64_t tag);
+                        int64_t extra_steps, uint64_t tag, GroupCache* cache = nullptr);
+  // Phases of fewer flows than this never become templates (default 256; tests lower it).
+  void set_template_min_flows(size_t flows) { template_min_flows_ = flows; }
 
   // Starts the flows StartGroup would (the same paths, bytes, extra latency, tag and start
   // order) as one closed phase when every link they cross is idle now (nothing crosses it, no
@@ -398,6 +437,50 @@ class FlowNetwork {
     uint64_t tag = 0;
     uint32_t generation = 0;  // entries carry it (Pending::version >> 1): older ones are stale
     bool live = false;
+    // Started from a template and not yet written: active_ps, finish_ps and excluded are
+    // filled when its holds are (MaterializeHolds).
+    bool lazy = false;
+  };
+  // A phase started as a held template: see "Held templates".
+  static constexpr size_t kMaxTemplates = 64;  // bits of a per-link mask
+  struct TemplateVariant {                     // the times of one (size, extra_steps) of a template
+    int64_t size = 0;
+    int64_t extra_steps = 0;
+    bool usable = false;                // no time saturates
+    int64_t active_factor = 0;          // activation offset = latency x active_factor
+    std::vector<int64_t> class_drain;   // per bottleneck class: drain time of `size`
+    std::vector<int64_t> active_ticks;  // distinct activation offsets, ascending
+    std::vector<int64_t> finish_ticks;  // distinct completion offsets, ascending
+    uint32_t key = 0;                   // the latest started of the flows completing last
+  };
+  struct Template {
+    // Flows that meet another flow of the phase or cross a link twice (or have no route):
+    // HoldLinks leaves exactly these out on idle links, and they start one by one. The others
+    // are held; only their links belong to the template.
+    std::vector<uint32_t> left_out;
+    std::vector<uint32_t> held;   // the held flows' indices, ascending
+    std::vector<uint32_t> first;  // held[k]'s links: links[first[k], first[k + 1])
+    std::vector<LinkIndex> links;
+    std::vector<uint32_t> flow_class;  // per held flow: its bottleneck, an index of class_rate
+    std::vector<double> class_rate;
+    std::vector<int64_t> latency_ps;  // per flow of the phase: its route latency
+    std::vector<std::pair<LinkIndex, uint32_t>> link_flow;  // (link, held flow k), sorted
+    uint64_t conflicts = 0;  // templates sharing a link with it, itself included
+    std::vector<TemplateVariant> variants;
+    // Counted by lazy starts, added by link_stats: bytes per link, busy time per class.
+    int64_t pending_bytes = 0;
+    std::vector<int64_t> pending_busy;
+    bool charged = false;
+    int64_t hold_until_ps = -1;  // the last completion of its latest hold, eager or lazy
+    // While dirty and not overflowed: the links touched since it was last clean, which are
+    // all the links whose state may have changed since (some more than once).
+    std::vector<LinkIndex> touched;
+    // Its latest lazy hold (while its bit is set in lazy_live_).
+    uint32_t group = 0;
+    uint32_t generation = 0;
+    uint32_t variant = 0;
+    int64_t start_ps = 0;
+    std::vector<uint32_t> busy;  // held flows k it left out for traffic (ascending)
   };
   struct Share {  // an entry of the solver's heap
     double share;
@@ -428,6 +511,54 @@ class FlowNetwork {
   void ReleaseHold(LinkIndex l);
   void MakeOrdinary(uint32_t g);
   void CompleteGroup(uint32_t g);
+  // Held templates. The template of `paths` per `cache`, registering it at its second start;
+  // -1 when it has none.
+  int FindTemplate(std::span<const FlowPath> paths, GroupCache& cache);
+  int RegisterTemplate(std::span<const FlowPath> paths);
+  // The variant of template t for (size, extra_steps), computed on first use.
+  uint32_t TemplateVariantOf(uint32_t t, int64_t size, int64_t extra_steps);
+  // Starts the group lazily when template t is clean and nothing it shares links with holds
+  // them; false, having done nothing, otherwise.
+  bool StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t size, int64_t extra_steps,
+                 uint64_t tag);
+  // Whether template t's latest hold is idle-equivalent on every link (see "Held templates").
+  bool HoldEnded(const Template& t) const;
+  // Called before reading link l's state: dirties the templates on it, writing the holds of
+  // those holding it lazily.
+  void Touch(LinkIndex l) {
+    if (tmpl_mask_.empty()) return;
+    const uint64_t m = tmpl_mask_[l];
+    if ((m & (lazy_live_ | ~overflowed_)) == 0) return;
+    if ((m & lazy_live_) != 0) MaterializeHolds(m & lazy_live_);
+    if ((m & ~overflowed_) != 0) LogTouch(l, m & ~overflowed_);
+  }
+  // Records a write of link l made with no Touch before it (MakeOrdinary).
+  void LogWrite(LinkIndex l) {
+    if (tmpl_mask_.empty()) return;
+    const uint64_t m = tmpl_mask_[l] & ~overflowed_;
+    if (m != 0) LogTouch(l, m);
+  }
+  // Makes the templates of `m` dirty, recording l in their logs (see Template::touched).
+  void LogTouch(LinkIndex l, uint64_t m);
+  // Makes the templates of `m` dirty with no log: the next start of each is eager.
+  void Overflow(uint64_t m) {
+    clean_ &= ~m;
+    overflowed_ |= m;
+  }
+  // Reads the links template t's log names: false when one may be held over or not depending
+  // on the flow (a hold ending now, not yet processed); else the template's flows that meet
+  // traffic on them, in tm.busy.
+  bool ScanLog(uint32_t t);
+  // Queues the ticks of lazy group g for the held flows not in tm.busy; returns the last
+  // completion offset.
+  int64_t PushLazyTicks(uint32_t g, Group& group, const Template& tm, const TemplateVariant& v);
+  void MarkClean(uint32_t t);
+  // After StartGroup held `group` of template t eagerly: clean, with a log of the links of the
+  // template's flows it left out.
+  void AfterEagerStart(uint32_t t, const Group& group);
+  void MaterializeHolds(uint64_t templates);
+  // Queues one tick of group g at `t`.
+  void PushTick(uint32_t g, Group& group, int64_t t, bool completion, bool final_tick, size_t key);
   void FreeGroup(uint32_t g);
   bool IsStaleTick(const Pending& p) const;
   // Gives back the holds of `links` taken for one flow of `size` bytes busy `busy_ps`.
@@ -531,6 +662,14 @@ class FlowNetwork {
   std::vector<Group> groups_;
   std::vector<uint32_t> free_groups_;
   std::vector<int64_t> tick_times_;  // scratch of PushTicks
+  std::vector<Template> templates_;
+  std::vector<uint32_t> lazy_out_;      // scratch of StartLazy
+  std::vector<uint64_t> tmpl_mask_;     // per link: the templates crossing it; empty when none
+  uint64_t clean_ = 0;                  // templates that are clean
+  uint64_t lazy_live_ = 0;              // templates whose latest hold is lazy and not written
+  uint64_t overflowed_ = ~uint64_t{0};  // dirty templates with no usable log
+  uint64_t serial_ = 0;                 // this network's GroupCache::network
+  size_t template_min_flows_ = 256;
   // Links whose hold ended at this instant and that a flow entered since: the held flow still
   // counts towards their peak until this instant's completions are processed, as it would
   // have as an ordinary flow. Link::unfixed (solver scratch, zero outside a solve) counts them.

@@ -268,6 +268,9 @@ bool FlowNetwork::HoldClosedLinks(uint32_t c) {
     if (deep_prefetch_ && i + kAhead < ph.links.size()) {
       __builtin_prefetch(&links_[ph.links[i + kAhead]], /*rw=*/1);
     }
+    // A template's lazy holds on the link are written first (the hold check below then sees
+    // them), and the templates that cross it log it, so their next lazy start sees this hold.
+    Touch(ph.links[i]);
     Link& link = links_[ph.links[i]];
     // Idle: nothing crosses it and no hold on it is live or leaving in this instant's
     // completions (a group's or closed phase's hold that ends now, not yet processed).
@@ -377,6 +380,7 @@ void FlowNetwork::MaterializeClosed(uint32_t c) {
     Link& link = links_[ph.links[i]];
     const Link& a = alone.links_[i];
     if (link.list == kHeld && link.solo.slot == mark) link.list = kNoList;
+    LogWrite(ph.links[i]);  // its hold becomes crossings (or nothing): templates re-read it
     PLACESIM_DCHECK(a.count == 0 || link.count == 0);
     link.bytes_carried += a.bytes_carried - run.bytes[i];
     link.busy_ps += a.busy_ps - run.busy_ps[i];

@@ -12,8 +12,8 @@
 // costs O(distinct routes), not O(flows).
 //
 // Thread-safety: plain values and pure functions, except CommPhase::link_counts,
-// CommPhase::ungroupable and CommPhase::closed, caches the analytic and flow networks fill on a
-// phase's first use: a phase belongs to one run (one thread).
+// CommPhase::ungroupable, CommPhase::closed and CommPhase::group_cache, caches the analytic and
+// flow networks fill on a phase's first use: a phase belongs to one run (one thread).
 #ifndef PLACESIM_SIM_NETWORK_PHASE_H_
 #define PLACESIM_SIM_NETWORK_PHASE_H_
 
@@ -62,6 +62,9 @@ struct CommPhase {
   // The flow network's runs of the phase alone, for phases started as closed phases
   // (FlowNetwork::StartClosed).
   mutable ClosedRunCache closed;
+  // The flow network's record of this phase's starts, so that a phase started again and again
+  // can be held as a template (FlowNetwork::StartGroup, "Held templates").
+  mutable GroupCache group_cache;
 };
 
 // The bytes each flow of `ph` carries: S x num / den, or size.bytes when den == 0. Exact for

@@ -21,12 +21,14 @@ namespace {
 enum class Mode {
   kFlowByFlow,  // every flow with StartWithLatency
   kClosed,      // StartClosed, else flow by flow
-  kMixed,       // as FlowModelNetwork: StartGroup unless refused for good, then StartClosed
+  kMixed,       // as FlowModelNetwork: StartGroup (a repeated phase held as a template) unless
+                // refused for good, then StartClosed
 };
 
 struct Phase {  // a phase's flows and what the network keeps for it
   std::vector<FlowPath> paths;
   ClosedRunCache cache;
+  GroupCache group_cache;
   bool ungroupable = false;
 };
 
@@ -44,7 +46,8 @@ using testing::Path;
 bool StartAsOne(FlowNetwork& net, Mode mode, Phase& ph, const Transfer& x, uint64_t tag) {
   if (mode == Mode::kFlowByFlow) return false;
   if (mode == Mode::kMixed && !ph.ungroupable) {
-    const GroupStart g = net.StartGroup(x.start, ph.paths, x.size, x.extra_steps, tag);
+    const GroupStart g =
+        net.StartGroup(x.start, ph.paths, x.size, x.extra_steps, tag, &ph.group_cache);
     if (g == GroupStart::kStarted) return true;
     if (g != GroupStart::kUngroupable) return false;
     ph.ungroupable = true;
@@ -53,18 +56,22 @@ bool StartAsOne(FlowNetwork& net, Mode mode, Phase& ph, const Transfer& x, uint6
 }
 
 // Runs `transfers` (sorted by start) to the end. `phases` is taken by value: its caches are the
-// run's own.
+// run's own. Phases of any size become templates (FlowNetwork::set_template_min_flows(1)), so
+// lazy holds meet closed phases' holds.
 Outcome Simulate(const std::vector<LinkSpec>& specs, std::vector<Phase> phases,
                  const std::vector<Transfer>& transfers, Mode mode) {
   std::vector<testing::TransferView> views;
   for (const Transfer& x : transfers) {
     views.push_back({x.start, phases[x.phase].paths, x.size, x.extra_steps});
   }
-  return testing::Drive(specs, views, [&](FlowNetwork& net, size_t k, Outcome& out) {
-    const bool one = StartAsOne(net, mode, phases[transfers[k].phase], transfers[k], k);
-    out.closed += one ? 1 : 0;
-    return one;
-  });
+  return testing::Drive(
+      specs, views,
+      [&](FlowNetwork& net, size_t k, Outcome& out) {
+        const bool one = StartAsOne(net, mode, phases[transfers[k].phase], transfers[k], k);
+        out.closed += one ? 1 : 0;
+        return one;
+      },
+      /*template_min_flows=*/1);
 }
 
 // Two flows of 1 GB sharing link 0 (10 GB/s), one of them also crossing link 1.

@@ -45,12 +45,14 @@ inline FlowPath Path(const std::vector<LinkSpec>& links, std::vector<LinkIndex> 
 
 // Runs `transfers` (sorted by start) to the end on a network of `specs`. Transfer k is tagged
 // k; start_as_one(net, k, out) may start it whole (true), else its flows start one by one.
+// template_min_flows > 0 sets the network's FlowNetwork::set_template_min_flows.
 template <typename StartAsOne>
 Outcome Drive(const std::vector<LinkSpec>& specs, std::span<const TransferView> transfers,
-              StartAsOne start_as_one) {
+              StartAsOne start_as_one, int template_min_flows = 0) {
   auto created = FlowNetwork::Create(specs);
   PLACESIM_CHECK(created.ok());
   FlowNetwork net = std::move(created).value();
+  if (template_min_flows > 0) net.set_template_min_flows(template_min_flows);
   Outcome out;
   std::vector<int64_t> left(transfers.size());
   std::vector<FlowCompletion> done;

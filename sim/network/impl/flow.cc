@@ -83,7 +83,8 @@ class FlowModelNetwork final : public Network {
     // A phase whose flows are each alone on their links starts as one group (the same times and
     // statistics, at a fraction of the cost; FlowNetwork::StartGroup), else flow by flow.
     if (!ph.ungroupable) {
-      const GroupStart g = net_.StartGroup(now, ph.flows, bytes, extra_steps, slot);
+      const GroupStart g =
+          net_.StartGroup(now, ph.flows, bytes, extra_steps, slot, &ph.group_cache);
       if (g == GroupStart::kStarted) return true;
       if (g == GroupStart::kUngroupable) ph.ungroupable = true;
     }
