@@ -267,8 +267,11 @@ GroupStart FlowNetwork::HoldLinks(uint32_t g, Group& group, int64_t extra_steps)
         __builtin_prefetch(group.paths[j + 2 * kPrefetchDistance].links.data());
       }
       if (j + kPrefetchDistance < n) {
+        const bool masks = !tmpl_mask_.empty();
         for (LinkIndex l : group.paths[j + kPrefetchDistance].links) {
           __builtin_prefetch(&links_[l], /*rw=*/1);
+          // Touch reads the link's template mask, an array apart from the link records.
+          if (masks) __builtin_prefetch(&tmpl_mask_[l]);
         }
       }
     }
@@ -1017,8 +1020,10 @@ void FlowNetwork::PrefetchAhead(size_t i, size_t n, SlotAt slot_at) const {
 void FlowNetwork::PrefetchLinks(uint32_t slot) const {
   if (slot >= kGroupSlot) return;
   const Flow& f = flows_[slot];
+  const bool masks = !tmpl_mask_.empty();
   for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
     __builtin_prefetch(&links_[hops_[h].link], /*rw=*/1);
+    if (masks) __builtin_prefetch(&tmpl_mask_[hops_[h].link]);  // read by Touch in Activate
   }
 }
 
