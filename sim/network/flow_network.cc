@@ -154,7 +154,8 @@ uint32_t FlowNetwork::NewFlow(std::span<const LinkIndex> route, int64_t size, ui
     hops_.resize(hops_.size() + capacity);
   }
   f.hop_count = static_cast<uint32_t>(route.size());
-  Hop* hop = &hops_[f.hop_first];
+  // data() + offset, not &hops_[...]: an empty route may come first, while hops_ is empty.
+  Hop* hop = hops_.data() + f.hop_first;
   for (LinkIndex l : route) {
     PLACESIM_CHECK(l < links_.size());
     *hop++ = Hop{l, 0};
