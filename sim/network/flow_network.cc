@@ -14,12 +14,14 @@
 
 #include "base/errors.h"
 #include "sim/network/alpha_beta.h"
+#include "sim/network/flow_time.h"
 #include "sim/network/phase.h"
 
 namespace placesim::sim {
 namespace {
 
-constexpr int64_t kMaxPs = std::numeric_limits<int64_t>::max();
+using flow_time::kMaxPs;
+using flow_time::SaturatingAdd;
 constexpr double kPsPerSecond = 1e12;
 // Flows of one instant are activated and completed in a batch; the links of the flow this far
 // ahead are fetched while the current one is processed, since on large clusters nearly every
@@ -41,8 +43,6 @@ void SortByStart(std::vector<P>& v) {
 
 // Picoseconds to drain `bytes` at `rate`, rounded up after snapping (see alpha_beta.h).
 int64_t DrainPs(double bytes, double rate) { return DrainTime(bytes, rate).picoseconds(); }
-
-int64_t SaturatingAdd(int64_t a, int64_t b) { return b > kMaxPs - a ? kMaxPs : a + b; }
 
 constexpr uint64_t MakeId(uint32_t generation, uint32_t slot) {
   return (static_cast<uint64_t>(generation) << 32) | slot;
@@ -252,6 +252,21 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
   return GroupStart::kStarted;
 }
 
+void FlowNetwork::PrefetchGroupPaths(const Group& group, size_t j) const {
+  const size_t n = group.paths.size();
+  if (j + 2 * kPrefetchDistance < n) {
+    __builtin_prefetch(group.paths[j + 2 * kPrefetchDistance].links.data());
+  }
+  if (j + kPrefetchDistance < n) {
+    const bool masks = !tmpl_mask_.empty();
+    for (LinkIndex l : group.paths[j + kPrefetchDistance].links) {
+      __builtin_prefetch(&links_[l], /*rw=*/1);
+      // Touch reads the link's template mask, an array apart from the link records.
+      if (masks) __builtin_prefetch(&tmpl_mask_[l]);
+    }
+  }
+}
+
 GroupStart FlowNetwork::HoldLinks(uint32_t g, Group& group, int64_t extra_steps) {
   const size_t n = group.paths.size();
   group.active_ps.resize(n);
@@ -263,25 +278,10 @@ GroupStart FlowNetwork::HoldLinks(uint32_t g, Group& group, int64_t extra_steps)
   double last_rate = -1;
   int64_t last_drain = 0;
   for (size_t j = 0; j < n; ++j) {
-    if (deep_prefetch_) {
-      if (j + 2 * kPrefetchDistance < n) {
-        __builtin_prefetch(group.paths[j + 2 * kPrefetchDistance].links.data());
-      }
-      if (j + kPrefetchDistance < n) {
-        const bool masks = !tmpl_mask_.empty();
-        for (LinkIndex l : group.paths[j + kPrefetchDistance].links) {
-          __builtin_prefetch(&links_[l], /*rw=*/1);
-          // Touch reads the link's template mask, an array apart from the link records.
-          if (masks) __builtin_prefetch(&tmpl_mask_[l]);
-        }
-      }
-    }
+    if (deep_prefetch_) PrefetchGroupPaths(group, j);
     const FlowPath& p = group.paths[j];
     // The activation time StartWithLatency gives the flow FlowModelNetwork starts for it.
-    const bool fits =
-        extra_steps == 0 || p.latency.picoseconds() <= Duration::Max().picoseconds() / extra_steps;
-    const int64_t extra_ps = fits ? (p.latency * extra_steps).picoseconds() : kMaxPs;
-    const int64_t active = SaturatingAdd(now_ps_, SaturatingAdd(extra_ps, p.latency.picoseconds()));
+    const int64_t active = SaturatingAdd(now_ps_, flow_time::ActivePs(p, extra_steps));
     group.active_ps[j] = active;
     // Alone on every link from its activation on, the flow is a component of one flow whose
     // max-min rate is its bottleneck (Activate), and it completes at its drain time after.

@@ -499,6 +499,8 @@ class FlowNetwork {
   void ExcludeFlow(uint32_t g, Group& group, size_t j);
   // StartGroup's pass over the routes: holds every link, or holds none and says why not.
   GroupStart HoldLinks(uint32_t g, Group& group, int64_t extra_steps);
+  // Fetches the routes and links HoldLinks reaches a few flows after flow j of `group`.
+  void PrefetchGroupPaths(const Group& group, size_t j) const;
   // Gives back the holds of the first `flows` flows of group g and what they counted, and
   // clears the marks of those left out.
   void ReleaseHolds(uint32_t g, const Group& group, size_t flows);

@@ -53,6 +53,7 @@
 #include "base/errors.h"
 #include "sim/network/alpha_beta.h"
 #include "sim/network/flow_network.h"
+#include "sim/network/flow_time.h"
 #include "sim/network/phase.h"
 
 namespace placesim::sim {
@@ -90,26 +91,15 @@ struct ClosedPhase {
 
 namespace {
 
-constexpr int64_t kMaxPs = std::numeric_limits<int64_t>::max();
+using flow_time::ActivePs;
+using flow_time::ExtraLatency;
+using flow_time::kMaxPs;
+using flow_time::SaturatingAdd;
+
 // Bounds on what a phase keeps: a run costs some 24 bytes per link of the phase (1.5 MB for a
 // tree all-reduce over 16,384 ranks), and a phase started with ever new sizes gains nothing.
 constexpr size_t kMaxRuns = 16;
 constexpr size_t kMaxSeenKeys = 256;
-
-int64_t SaturatingAdd(int64_t a, int64_t b) { return b > kMaxPs - a ? kMaxPs : a + b; }
-
-// The extra latency FlowModelNetwork gives a flow of `p` standing for extra_steps more steps,
-// saturating at Duration::Max().
-Duration ExtraLatency(const FlowPath& p, int64_t extra_steps) {
-  const bool fits =
-      extra_steps == 0 || p.latency.picoseconds() <= Duration::Max().picoseconds() / extra_steps;
-  return fits ? p.latency * extra_steps : Duration::Max();
-}
-
-// When flow `p` started at 0 enters transfer (StartWithLatency's saturating sum).
-int64_t ActivePs(const FlowPath& p, int64_t extra_steps) {
-  return SaturatingAdd(ExtraLatency(p, extra_steps).picoseconds(), p.latency.picoseconds());
-}
 
 }  // namespace
 
