@@ -112,9 +112,26 @@ std::array<FlopRate, kNumDataTypes> Peaks(double fp32_tf, double tf32_tf, double
 //           0.35 / 0.70 and 0.30 / 0.70) times the part's e_gemm, truncated to two places,
 //           the H100 kernel's half-saturation points (FALLBACK).
 //     V100  neither (both kernels need sm80 or newer): the attention core runs as GEMMs.
-constexpr AttentionProfile kH100Cudnn{0.64, 0.55, 384, 768};
-constexpr AttentionProfile kH100FlashAttention2{0.35, 0.30, 384, 896};
-constexpr AttentionProfile kA100FlashAttention2{0.73, 0.50, 384, 768};
+//   Head-width factors (widths 32, 64, 96, 128, 192, 256; topology/spec.h), per kernel,
+//     forward and backward, measured on the H100 (scripts/attention_headdim.py, fitted by
+//     scripts/attention-width-fit.py: the geometric mean over s = 1024..8192 of the efficiency
+//     at that width over the efficiency at 128, same sitting). Every other device's profile
+//     takes its kernel's H100 factors (FALLBACK: no other part was measured across widths).
+constexpr AttentionWidthFactors kH100CudnnWidthForward{0.37, 0.73, 0.78, 1.00, 1.05, 1.09};
+constexpr AttentionWidthFactors kH100CudnnWidthBackward{0.43, 0.79, 0.81, 1.00, 0.68, 0.79};
+constexpr AttentionWidthFactors kH100Flash2WidthForward{0.59, 0.87, 0.99, 1.00, 0.94, 0.96};
+constexpr AttentionWidthFactors kH100Flash2WidthBackward{0.69, 0.90, 0.88, 1.00, 0.92, 0.88};
+
+constexpr AttentionProfile Cudnn(double forward, double backward) {
+  return {forward, backward, 384, 768, kH100CudnnWidthForward, kH100CudnnWidthBackward};
+}
+constexpr AttentionProfile FlashAttention2(double forward, double backward, int64_t half_bwd) {
+  return {forward, backward, 384, half_bwd, kH100Flash2WidthForward, kH100Flash2WidthBackward};
+}
+
+constexpr AttentionProfile kH100Cudnn = Cudnn(0.64, 0.55);
+constexpr AttentionProfile kH100FlashAttention2 = FlashAttention2(0.35, 0.30, 896);
+constexpr AttentionProfile kA100FlashAttention2 = FlashAttention2(0.73, 0.50, 768);
 
 KernelProfile Kernels(int sms, bool waves, double e16, double e8, AttentionKernel default_attention,
                       const AttentionProfile& cudnn, const AttentionProfile& flash2) {
@@ -238,7 +255,7 @@ void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
                .kernels = Kernels(148, false, 0.68, 0.66, AttentionKernel::kCudnn,
-                                  {0.62, 0.53, 384, 768}, {0.34, 0.29, 384, 896}),
+                                  Cudnn(0.62, 0.53), FlashAttention2(0.34, 0.29, 896)),
                .tdp = Watts(1000),
                .idle_power = Watts(100)});
 
@@ -257,7 +274,7 @@ void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
                .memory_efficiency = 0.85,
                .kernel_overhead = Microseconds(4),
                .kernels = Kernels(148, false, 0.64, 0.62, AttentionKernel::kCudnn,
-                                  {0.58, 0.50, 384, 768}, {0.32, 0.27, 384, 896}),
+                                  Cudnn(0.58, 0.50), FlashAttention2(0.32, 0.27, 896)),
                .tdp = Watts(1200),
                .idle_power = Watts(120)});
 

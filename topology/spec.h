@@ -36,11 +36,23 @@ const char* AttentionKernelName(AttentionKernel k);  // "device default", "cuDNN
 // forward and backward sustain on the work they do (causal masking skips half the score
 // blocks) at long sequences, and the keys per query at which each reaches half of it (short
 // sequences leave the SMs and the softmax pipeline underused).
+//
+// Head width: a kernel is compiled for a few head widths and runs a head of width d as the
+// narrowest of them that holds d (kAttentionHeadWidths; a head of 80 does the work of 96).
+// The efficiencies above are at width 128; `width_forward[i]` and `width_backward[i]` scale
+// them at kAttentionHeadWidths[i] (1 at 128), measured per kernel (docs/calibration.md,
+// "Attention against head width").
+inline constexpr std::array<int64_t, 6> kAttentionHeadWidths{32, 64, 96, 128, 192, 256};
+using AttentionWidthFactors = std::array<double, kAttentionHeadWidths.size()>;
+inline constexpr AttentionWidthFactors kNoWidthEffect{1, 1, 1, 1, 1, 1};
+
 struct AttentionProfile {
   double forward_efficiency = 0.0;
   double backward_efficiency = 0.0;
   int64_t half_saturation_keys_forward = 0;
   int64_t half_saturation_keys_backward = 0;
+  AttentionWidthFactors width_forward = kNoWidthEffect;
+  AttentionWidthFactors width_backward = kNoWidthEffect;
 
   bool present() const { return forward_efficiency > 0 && backward_efficiency > 0; }
 };

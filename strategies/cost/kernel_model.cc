@@ -51,8 +51,30 @@ double Saturation(int64_t keys, int64_t half) {
   return half <= 0 ? 1.0 : static_cast<double>(keys) / static_cast<double>(keys + half);
 }
 
-Duration FusedTime(const DeviceSpec& d, Flops work, double efficiency, int64_t keys, int64_t half) {
-  const FlopRate rate = Peak16(d) * (efficiency * Saturation(keys, half));
+// The head-width factor at width w (linear between the compiled widths, the widest's beyond).
+double WidthFactor(const topology::AttentionWidthFactors& f, double w) {
+  const auto& widths = topology::kAttentionHeadWidths;
+  if (w <= static_cast<double>(widths.front())) return f.front();
+  for (size_t i = 1; i < widths.size(); ++i) {
+    const double hi = static_cast<double>(widths[i]);
+    if (w <= hi) {
+      const double lo = static_cast<double>(widths[i - 1]);
+      return f[i - 1] + (f[i] - f[i - 1]) * (w - lo) / (hi - lo);
+    }
+  }
+  return f.back();
+}
+
+// One pass of a fused kernel: `passes` times the forward work at the padded head widths, at
+// the profile's efficiency, saturation over the keys and head-width factor.
+Duration FusedTime(const DeviceSpec& d, const AttentionShape& a, double passes,
+                   double efficiency, int64_t half, const topology::AttentionWidthFactors& f) {
+  const int64_t v = a.v_head_dim > 0 ? a.v_head_dim : a.head_dim;
+  const int64_t padded = PaddedHeadWidth(a.head_dim) + PaddedHeadWidth(v);
+  const Flops work = a.forward_work() * (passes * static_cast<double>(padded) /
+                                         static_cast<double>(a.head_dim + v));
+  const double width = WidthFactor(f, static_cast<double>(padded) / 2);
+  const FlopRate rate = Peak16(d) * (efficiency * Saturation(a.keys, half) * width);
   return work / rate + d.kernels.kernel_launch;
 }
 
@@ -116,7 +138,7 @@ void AttentionCore(const TransformerSpec& t, const TrainingSpec& training, int64
   tally->flops += 3.0 * counted * layers;
   const AttentionKernel kernel = training.attention_kernel;
   if (training.flash_attention && d.kernels.Attention(kernel) != nullptr) {
-    const AttentionShape a{b * heads, sc, t.seq_len, (QkHeadDim(t) + VHeadDim(t)) / 2, true};
+    const AttentionShape a{b * heads, sc, t.seq_len, QkHeadDim(t), true, VHeadDim(t)};
     tally->seconds += layers * (FusedAttentionForwardTime(d, kernel, a) +
                                 FusedAttentionBackwardTime(d, kernel, a))
                                    .ToSeconds();
@@ -141,9 +163,17 @@ Flops GemmShape::flops() const {
 }
 
 Flops AttentionShape::forward_work() const {
-  const double full = 4.0 * static_cast<double>(rows) * static_cast<double>(queries) *
-                      static_cast<double>(keys) * static_cast<double>(head_dim);
+  const int64_t v = v_head_dim > 0 ? v_head_dim : head_dim;
+  const double full = 2.0 * static_cast<double>(rows) * static_cast<double>(queries) *
+                      static_cast<double>(keys) * static_cast<double>(head_dim + v);
   return Flops::Count(causal ? full / 2 : full);
+}
+
+int64_t PaddedHeadWidth(int64_t d) {
+  for (const int64_t w : topology::kAttentionHeadWidths) {
+    if (d <= w) return w;
+  }
+  return d;
 }
 
 Duration GemmTime(const DeviceSpec& d, DataType type, const GemmShape& g) {
@@ -168,16 +198,16 @@ Duration FusedAttentionForwardTime(const DeviceSpec& d, AttentionKernel kernel,
                                    const AttentionShape& a) {
   const AttentionProfile* p = d.kernels.Attention(kernel);
   PLACESIM_CHECK(p != nullptr);
-  return FusedTime(d, a.forward_work(), p->forward_efficiency, a.keys,
-                   p->half_saturation_keys_forward);
+  return FusedTime(d, a, 1.0, p->forward_efficiency, p->half_saturation_keys_forward,
+                   p->width_forward);
 }
 
 Duration FusedAttentionBackwardTime(const DeviceSpec& d, AttentionKernel kernel,
                                     const AttentionShape& a) {
   const AttentionProfile* p = d.kernels.Attention(kernel);
   PLACESIM_CHECK(p != nullptr);
-  return FusedTime(d, a.forward_work() * 2.5, p->backward_efficiency, a.keys,
-                   p->half_saturation_keys_backward);
+  return FusedTime(d, a, 2.5, p->backward_efficiency, p->half_saturation_keys_backward,
+                   p->width_backward);
 }
 
 double StepMatmulEfficiency(const TransformerSpec& t, const TrainingSpec& training,

@@ -16,11 +16,15 @@
 // Fused attention (FlashAttention-style) over B = b x heads rows of q queries and k keys, with
 // the profile of the kernel the scenario names (training.attention_kernel: cuDNN,
 // FlashAttention-2, or the device's default; topology::KernelProfile::Attention):
-//   forward  work 4 B q k d (halved when causal: masked blocks are skipped) at
-//            peak16 x e_fwd x k / (k + k_half_fwd)
+//   forward  work 2 B q k (d_qk + d_v) (halved when causal: masked blocks are skipped) at
+//            peak16 x e_fwd x k / (k + k_half_fwd) x f_fwd(w)
 //   backward 2.5 x the forward work (the scores are recomputed: five products, not two) at
-//            peak16 x e_bwd x k / (k + k_half_bwd)
-// each plus kernel_launch, peak16 the device's bf16 (else fp16) peak. Without a fused kernel
+//            peak16 x e_bwd x k / (k + k_half_bwd) x f_bwd(w)
+// each plus kernel_launch, peak16 the device's bf16 (else fp16) peak. The kernel runs each
+// head width padded up to the narrowest width it is compiled for (32, 64, 96, 128, 192, 256;
+// beyond 256 as it is), so the work is counted at the padded widths, and f(w) is the profile's
+// head-width factor at w, the mean of the two padded widths (linear between the compiled
+// widths, 256's beyond). Without a fused kernel
 // (training.flash_attention false, or none on the device) the attention core runs as two
 // batched GEMMs over the full q x k scores; training.attention_kernel then has no effect.
 //
@@ -54,12 +58,18 @@ struct AttentionShape {
   int64_t rows = 0;     // micro-batch x heads on this rank
   int64_t queries = 0;  // per row (the rank's tokens of a sequence)
   int64_t keys = 0;     // per row (the whole sequence)
-  int64_t head_dim = 0;
+  int64_t head_dim = 0;  // of queries and keys
   bool causal = true;
+  int64_t v_head_dim = 0;  // of values; 0 = head_dim (all but multi-head latent attention)
 
-  // 4 rows queries keys head_dim, halved when causal: the forward products a fused kernel runs.
+  // 2 rows queries keys (head_dim + v_head_dim), halved when causal: the forward products of
+  // the heads as they are (before the kernel pads their width).
   Flops forward_work() const;
 };
+
+// The head width a fused kernel runs a head of width d at: the narrowest of
+// topology::kAttentionHeadWidths that holds d, or d itself beyond the widest. REQUIRES d >= 1.
+int64_t PaddedHeadWidth(int64_t d);
 
 // REQUIRES: d.kernels.Attention(kernel) != nullptr (the device runs that fused kernel; with
 // kDeviceDefault, its default one); every field of `a` >= 1. O(1).

@@ -125,23 +125,24 @@ struct AttentionPoint {
   int64_t seq;
   double forward_efficiency;   // of the work done (causal: half the scores), of bf16 peak
   double backward_efficiency;  // 2.5 x the forward work
+  int64_t head_dim = 128;
 };
 
 // The kernel model's forward and backward efficiency of `kernel` on H100 at the measured
-// shapes (32 heads of 128, b x s = 16384 tokens, causal), against the measured ones.
+// shapes (32 heads of p.head_dim, b x s = 16384 tokens, causal), against the measured ones.
 void ExpectH100AttentionNear(topology::AttentionKernel kernel,
                              const std::vector<AttentionPoint>& points, double backward_512_tol) {
   const double peak = H100().Peak(DataType::kBf16).per_second();
   for (const AttentionPoint& p : points) {
-    const AttentionShape a{(16384 / p.seq) * 32, p.seq, p.seq, 128, true};
+    const AttentionShape a{(16384 / p.seq) * 32, p.seq, p.seq, p.head_dim, true};
     const double forward =
         a.forward_work().count() / FusedAttentionForwardTime(H100(), kernel, a).ToSeconds() / peak;
     const double backward = 2.5 * a.forward_work().count() /
                             FusedAttentionBackwardTime(H100(), kernel, a).ToSeconds() / peak;
     EXPECT_NEAR(forward / p.forward_efficiency, 1.0, 0.10)
-        << AttentionKernelName(kernel) << " forward, s = " << p.seq;
+        << AttentionKernelName(kernel) << " forward, s = " << p.seq << ", d = " << p.head_dim;
     EXPECT_NEAR(backward / p.backward_efficiency, 1.0, p.seq == 512 ? backward_512_tol : 0.10)
-        << AttentionKernelName(kernel) << " backward, s = " << p.seq;
+        << AttentionKernelName(kernel) << " backward, s = " << p.seq << ", d = " << p.head_dim;
   }
 }
 
@@ -170,6 +171,85 @@ TEST(KernelModel, H100FlashAttention2WithinTenPercentOfMeasured) {
                            {4096, 0.327, 0.241},
                            {8192, 0.326, 0.278}},
                           0.10);
+}
+
+// Head widths other than 128 (docs/data/h100_attention_headdim.csv, written by
+// scripts/attention_headdim.py: two back-to-back runs, each configuration's time the mean of
+// the two; efficiencies as above, W = 2 b h s^2 d, printed by scripts/attention-width-fit.py;
+// e.g. cuDNN, d = 64, s = 8192: W = 2 x 2 x 32 x 8192^2 x 64 = 5.50e11 in 1.2225 and 1.1841 ms
+// forward, mean 1.2033 ms: 0.462 of 989.4 TFLOP/s). Widths 80 and 160 are
+// not among the compiled widths the factors were taken at: they check the padding (80 runs
+// as 96, 160 as 192).
+TEST(KernelModel, H100CudnnAttentionAcrossHeadWidthsWithinTenPercentOfMeasured) {
+  ExpectH100AttentionNear(topology::AttentionKernel::kCudnn,
+                          {{2048, 0.205, 0.176, 32},
+                           {8192, 0.235, 0.221, 32},
+                           {2048, 0.406, 0.315, 64},
+                           {8192, 0.462, 0.417, 64},
+                           {2048, 0.364, 0.279, 80},
+                           {8192, 0.415, 0.352, 80},
+                           {2048, 0.429, 0.324, 96},
+                           {8192, 0.493, 0.418, 96},
+                           {2048, 0.489, 0.237, 160},
+                           {8192, 0.565, 0.294, 160},
+                           {2048, 0.581, 0.282, 192},
+                           {8192, 0.665, 0.351, 192},
+                           {2048, 0.597, 0.324, 256},
+                           {8192, 0.688, 0.403, 256}},
+                          0.10);
+}
+
+TEST(KernelModel, H100FlashAttention2AcrossHeadWidthsWithinTenPercentOfMeasured) {
+  ExpectH100AttentionNear(topology::AttentionKernel::kFlashAttention2,
+                          {{2048, 0.185, 0.148, 32},
+                           {8192, 0.206, 0.189, 32},
+                           {2048, 0.268, 0.194, 64},
+                           {8192, 0.295, 0.253, 64},
+                           {2048, 0.235, 0.154, 80},
+                           {8192, 0.265, 0.199, 80},
+                           {2048, 0.299, 0.189, 96},
+                           {8192, 0.330, 0.248, 96},
+                           {2048, 0.215, 0.161, 160},
+                           {8192, 0.243, 0.202, 160},
+                           {2048, 0.286, 0.199, 192},
+                           {8192, 0.315, 0.244, 192},
+                           {2048, 0.290, 0.192, 256},
+                           {8192, 0.316, 0.248, 256}},
+                          0.10);
+}
+
+TEST(KernelModel, FusedAttentionPadsHeadWidthsToTheCompiledOnes) {
+  // 80 runs as 96 and 160 as 192: the same time as the padded width; 320 is past the widest
+  // compiled width (256) and runs as it is, at 256's factor: (320 / 256) of 256's time.
+  using topology::AttentionKernel;
+  EXPECT_EQ(PaddedHeadWidth(1), 32);
+  EXPECT_EQ(PaddedHeadWidth(80), 96);
+  EXPECT_EQ(PaddedHeadWidth(128), 128);
+  EXPECT_EQ(PaddedHeadWidth(129), 192);
+  EXPECT_EQ(PaddedHeadWidth(320), 320);
+  const auto forward = [](int64_t d) {
+    return FusedAttentionForwardTime(H100(), AttentionKernel::kCudnn,
+                                     AttentionShape{128, 4096, 4096, d, true}) -
+           Microseconds(6);
+  };
+  EXPECT_EQ(forward(80), forward(96));
+  EXPECT_EQ(forward(160), forward(192));
+  EXPECT_NEAR(forward(320) / forward(256), 320.0 / 256.0, 1e-9);
+}
+
+TEST(KernelModel, LatentAttentionRunsAtTheMeanOfItsTwoPaddedWidths) {
+  // DeepSeek-V3's heads: queries and keys of 192, values of 128. The work is 2 B q k (192 +
+  // 128), 1.25 times a 128-wide head's 2 B q k (128 + 128); the factor is taken at the mean
+  // width 160, between 128 (1.00) and 192 (cuDNN backward 0.68): 0.84. So the backward takes
+  // 1.25 / 0.84 times the 128-wide head's.
+  using topology::AttentionKernel;
+  const AttentionShape mla{128, 4096, 4096, 192, true, 128};
+  const AttentionShape mha{128, 4096, 4096, 128, true};
+  EXPECT_DOUBLE_EQ(mla.forward_work().count() / mha.forward_work().count(), 1.25);
+  const auto backward = [](const AttentionShape& a) {
+    return FusedAttentionBackwardTime(H100(), AttentionKernel::kCudnn, a) - Microseconds(6);
+  };
+  EXPECT_NEAR(backward(mla) / backward(mha), 1.25 / 0.84, 1e-9);
 }
 
 TEST(KernelModel, FlashAttention2TakesTheProfilesRatioOfCudnnsTimeOnH100) {
