@@ -16,9 +16,14 @@ two back-to-back runs; each configuration's time is the mean of the two. The eff
 are of the work done, as in scripts/attention-fit.py: forward W / t_fwd, backward
 2.5 W / (t_fwd+bwd - t_fwd), W = 2 b h s^2 d (causal), of the 989.4 TFLOP/s bf16 peak.
 
+With --data CSV the factors are still those of the H100 file, and the table compares the
+model with CSV's rows instead (the same script's output on another device: the H200 check).
+
 Usage (from the repository root), with the shipped d = 128 profile of that kernel:
     scripts/attention-width-fit.py CUDNN_ATTENTION --profile 0.64 384 0.55 768
     scripts/attention-width-fit.py FLASH_ATTENTION --profile 0.35 384 0.30 896
+    scripts/attention-width-fit.py CUDNN_ATTENTION --profile 0.64 384 0.55 768 \
+        --data docs/data/h200_attention_headdim.csv
 Output is deterministic.
 """
 
@@ -37,10 +42,10 @@ def padded(d):
     return next(w for w in WIDTHS if w >= d)
 
 
-def efficiencies(backend):
+def efficiencies(backend, path=MEASURED):
     """{(d, s): (b, forward efficiency, backward efficiency)}, multi-head rows only."""
     times = {}
-    with open(MEASURED, newline="") as f:
+    with open(path, newline="") as f:
         for row in csv.reader(f):
             if row[0] != "attn" or row[1] != backend or row[7] == "error":
                 continue
@@ -49,7 +54,7 @@ def efficiencies(backend):
                 continue
             times.setdefault((d, s), (b, h, []))[2].append((float(row[7]), float(row[9])))
     if not times:
-        raise SystemExit(f"no rows for backend {backend} in {MEASURED}")
+        raise SystemExit(f"no rows for backend {backend} in {path}")
     out = {}
     for (d, s), (b, h, runs) in sorted(times.items()):
         fwd = sum(t for t, _ in runs) / len(runs)
@@ -73,11 +78,14 @@ def main():
     parser.add_argument("backend", help="SDPA backend as the CSV names it, e.g. CUDNN_ATTENTION")
     parser.add_argument("--profile", nargs=4, type=float, required=True,
                         metavar=("FWD", "KF", "BWD", "KB"), help="the shipped d = 128 profile")
+    parser.add_argument("--data", type=pathlib.Path, help="compare with this CSV's rows")
     args = parser.parse_args()
     ef, kf, eb, kb = args.profile
     eff = efficiencies(args.backend)
     sequences = sorted({s for _, s in eff})
     fwd, bwd = factors(eff, sequences, 1), factors(eff, sequences, 2)
+    if args.data:
+        eff = efficiencies(args.backend, args.data)
     print(f"{args.backend} head-width factors, forward / backward:")
     print(", ".join(f"{w}: {fwd[w]:.2f} / {bwd[w]:.2f}" for w in WIDTHS))
     print()

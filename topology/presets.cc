@@ -24,8 +24,8 @@
 //     large-GEMM efficiency placesim used before its kernel model) and has no profile.
 //   * memory_efficiency: fraction of HBM peak a streaming kernel sustains. Measured on H100
 //     SXM: a 1-4 GiB device-to-device copy moves 3.01-3.03 TB/s counting bytes read and
-//     written (0.90 of 3.35); H200 likewise 4.3 of 4.8 TB/s (a PyTorch device-to-device copy
-//     measured 2026-10-28) -> 0.90. Other NVIDIA parts keep 0.85 (STREAM-like copies reach ~85-90%
+//     written (0.90 of 3.35); H200 4.27-4.29 of 4.8 TB/s by the same copy at 1-4 GiB
+//     (measured 2026-11-27) -> 0.89. Other NVIDIA parts keep 0.85 (STREAM-like copies reach ~85-90%
 //     on HBM), MI300X 0.8.
 //   * kernel_overhead: launch plus tail cost per op (its memory-bound kernels) without
 //     CUDA/HIP graphs, ~4 us on NVIDIA and ~6 us on ROCm, the order measured by small-kernel
@@ -87,14 +87,20 @@ std::array<FlopRate, kNumDataTypes> Peaks(double fp32_tf, double tf32_tf, double
 //     the last wave: the rates show no step at multiples of 132 tiles). Fused causal
 //     attention (cuDNN, the kernel Transformer Engine runs on Hopper): forward 0.64 and
 //     backward 0.55 of the bf16 peak at long sequences, half of that at 384 / 768 keys.
+//   H200 SXM, measured 2026-11-27 the same way (scripts/gemm_sustained.py, 114 shapes over
+//     35 us, power-limited at ~690 W, 1.4-1.5 GHz): saturated efficiency 0.68 bf16 and 0.61
+//     fp8, the least mean |error| on a 0.01 grid, the rest as the H100's. Its attention
+//     (scripts/attention_headdim.py) is the H100's within 12% at every point: the H100
+//     profiles are kept.
 //   Other parts, FALLBACK where nothing was measured here: the H100 ratio of typical-shape
 //     to best-shape efficiency (0.70 / 0.803 = 0.87 bf16, 0.61 / 0.709 = 0.86 fp8) times each
 //     part's published Maximum Achievable Matmul FLOPS (S. Bekman, "Machine Learning Engineering",
 //     compute/accelerator/README.md, MAMF table: A100 SXM 271.2 of 312 bf16; H100 SXM 794.5
-//     of 989 "H200 is the same", fp8 1402.6 of 1979; H200 fp8 1453.4; B200 1745.0 of 2250,
-//     fp8 3432.5 of 4500; GB200 1822.0 of 2500, fp8 3615.6 of 5000): A100 0.76; H200 0.70,
-//     fp8 0.63; B200 0.68 / 0.66; B200-NVL72 0.64 / 0.62. V100 has no published MAMF row:
-//     it takes the A100's 0.76 (fp16). Ampere and Volta cuBLAS quantize waves (NVIDIA,
+//     of 989, fp8 1402.6 of 1979; B200 1745.0 of 2250, fp8 3432.5 of 4500; GB200 1822.0 of
+//     2500, fp8 3615.6 of 5000): A100 0.76; B200 0.68 / 0.66; B200-NVL72 0.64 / 0.62. The
+//     rule gave the H200 (MAMF bf16 "the same" as H100, fp8 1453.4) 0.70 / 0.63, two points
+//     above its measured 0.68 / 0.61. V100 has no published MAMF row: it takes the A100's
+//     0.76 (fp16). Ampere and Volta cuBLAS quantize waves (NVIDIA,
 //     "Matrix Multiplication Background User's Guide", section 3.2); the tile edge is 128
 //     (its section 2.3, typical cuBLAS tiles). MI300X has no profile.
 //   Attention, per kernel (docs/calibration.md, "Attention kernels per device"; the default
@@ -102,7 +108,7 @@ std::array<FlopRate, kNumDataTypes> Peaks(double fp32_tf, double tf32_tf, double
 //     H100  cuDNN (default) as above; FlashAttention-2 (SDPA's FLASH_ATTENTION backend, same
 //           run) fitted by scripts/attention-fit.py: forward 0.35, half at 384 keys, backward
 //           0.30, half at 896.
-//     H200  the H100's (same GH100 die and clocks), FALLBACK.
+//     H200  the H100's (same GH100 die and clocks), checked on an H200 (above).
 //     A100  FlashAttention-2 (default) from its paper (Dao 2023, arXiv 2307.08691, abstract:
 //           "50-73% of the theoretical maximum FLOPs/s on A100"): forward 0.73, backward
 //           0.50, the H100 cuDNN half-saturation points; cuDNN, not measured on an A100 here,
@@ -116,7 +122,7 @@ std::array<FlopRate, kNumDataTypes> Peaks(double fp32_tf, double tf32_tf, double
 //     forward and backward, measured on the H100 (scripts/attention_headdim.py, fitted by
 //     scripts/attention-width-fit.py: the geometric mean over s = 1024..8192 of the efficiency
 //     at that width over the efficiency at 128, same sitting). Every other device's profile
-//     takes its kernel's H100 factors (FALLBACK: no other part was measured across widths).
+//     takes its kernel's H100 factors: checked on the H200 (above), a FALLBACK elsewhere.
 constexpr AttentionWidthFactors kH100CudnnWidthForward{0.37, 0.73, 0.78, 1.00, 1.05, 1.09};
 constexpr AttentionWidthFactors kH100CudnnWidthBackward{0.43, 0.79, 0.81, 1.00, 0.68, 0.79};
 constexpr AttentionWidthFactors kH100Flash2WidthForward{0.59, 0.87, 0.99, 1.00, 0.94, 0.96};
@@ -233,10 +239,10 @@ void AddHopperAndLaterDevices(std::vector<DeviceSpec>& d) {
                .hbm_capacity = GB(141),
                .hbm_bandwidth = GBps(4800),
                .peak = Peaks(67, 494.7, 989.4, 989.4, 1978.9),
-               .matmul_efficiency = 0.70,
-               .memory_efficiency = 0.90,
+               .matmul_efficiency = 0.68,
+               .memory_efficiency = 0.89,
                .kernel_overhead = Microseconds(4),
-               .kernels = Kernels(132, false, 0.70, 0.63, AttentionKernel::kCudnn, kH100Cudnn,
+               .kernels = Kernels(132, false, 0.68, 0.61, AttentionKernel::kCudnn, kH100Cudnn,
                                   kH100FlashAttention2),
                .tdp = Watts(700),
                .idle_power = Watts(70)});

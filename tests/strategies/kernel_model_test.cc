@@ -8,6 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "strategies/presets.h"
@@ -121,6 +126,56 @@ TEST(KernelModel, H100GemmThroughputWithinTenPercentOfMeasured) {
   EXPECT_LT(total_error / static_cast<double>(H100GemmPoints().size()), 0.05);
 }
 
+// The rows of a CSV in docs/data whose first field is `kind`, split at commas.
+std::vector<std::vector<std::string>> CsvRows(const std::string& path, const std::string& kind) {
+  std::ifstream csv(std::string(PLACESIM_SOURCE_DIR) + "/" + path);
+  EXPECT_TRUE(csv.good()) << path << " is missing";
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(csv, line);) {
+    std::istringstream row(line);
+    std::vector<std::string> fields;
+    for (std::string cell; std::getline(row, cell, ',');) fields.push_back(cell);
+    if (!fields.empty() && fields[0] == kind) rows.push_back(std::move(fields));
+  }
+  return rows;
+}
+
+// The H200 SXM's GEMMs, measured 2026-11-27 by the same script at sustained clocks (about
+// 690 W, 1.4-1.5 GHz; docs/data/h200_gemm_sustained.csv): each shape's time is the mean of
+// its two passes, and shapes under 35 us are left out as for the H100 (114 remain). The
+// profile's 0.68 bf16 and 0.61 fp8 are the least mean |error| on a 0.01 grid (2.7% when
+// calibrated). Beyond 10% (held to 20%): fp8 with K = 1536, as on the H100, and the thin M =
+// 256 products with K >= 6144 (bf16 256 x 4608 x 12288 +14%, 256 x 4096 x 16384 +12%, 256 x
+// 12288 x 6144 +10%; fp8 256 x 4096 x 16384 +10%).
+TEST(KernelModel, H200GemmThroughputWithinTenPercentOfMeasured) {
+  std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::vector<double>> seconds;
+  for (const auto& f : CsvRows("docs/data/h200_gemm_sustained.csv", "gemm")) {
+    ASSERT_GE(f.size(), 7u);
+    seconds[{f[2], std::stoll(f[3]), std::stoll(f[4]), std::stoll(f[5])}].push_back(
+        std::stod(f[6]));
+  }
+  const DeviceSpec& h200 = *topology::FindDevicePreset("H200-SXM-141GB");
+  double total_error = 0;
+  int points = 0;
+  for (const auto& [shape, runs] : seconds) {
+    const auto& [type_name, m, n, k] = shape;
+    double mean = 0;
+    for (const double t : runs) mean += t / static_cast<double>(runs.size());
+    if (mean < 35e-6) continue;
+    const DataType type = type_name == "fp8" ? DataType::kFp8 : DataType::kBf16;
+    const GemmShape g{m, n, k};
+    // Predicted TFLOP/s over measured, minus 1: the measured time over the predicted one.
+    const double relative = mean / GemmTime(h200, type, g).ToSeconds() - 1;
+    const bool shortfall = (type == DataType::kFp8 && k == 1536) || (m == 256 && k >= 6144);
+    EXPECT_LE(std::abs(relative), shortfall ? 0.20 : 0.10)
+        << type_name << " " << m << "x" << n << "x" << k << ": measured " << mean << " s";
+    total_error += std::abs(relative);
+    ++points;
+  }
+  EXPECT_EQ(points, 114);
+  EXPECT_LT(total_error / points, 0.05);
+}
+
 struct AttentionPoint {
   int64_t seq;
   double forward_efficiency;   // of the work done (causal: half the scores), of bf16 peak
@@ -216,6 +271,36 @@ TEST(KernelModel, H100FlashAttention2AcrossHeadWidthsWithinTenPercentOfMeasured)
                            {2048, 0.290, 0.192, 256},
                            {8192, 0.316, 0.248, 256}},
                           0.10);
+}
+
+TEST(KernelModel, H200AttentionWithinThirteenPercentOfTheH100Profiles) {
+  // docs/data/h200_attention_headdim.csv: scripts/attention_headdim.py once on an H200 SXM
+  // (2026-11-27), every head width and sequence of both kernels, multi-head rows. The H200
+  // runs the H100's profiles (same GH100 die and clocks); efficiencies as above. 123 of the
+  // 128 forward and backward figures are within 10%; the other five are at 1,024 keys, the
+  // worst FlashAttention-2's 256-wide forward (the model 12.4% under).
+  const double peak = H100().Peak(DataType::kBf16).per_second();
+  const DeviceSpec& h200 = *topology::FindDevicePreset("H200-SXM-141GB");
+  int points = 0;
+  for (const auto& f : CsvRows("docs/data/h200_attention_headdim.csv", "attn")) {
+    ASSERT_GE(f.size(), 12u);
+    if (f[7] == "error" || f[3] != f[11]) continue;  // a refused shape; grouped-query rows
+    const auto kernel = f[1] == "CUDNN_ATTENTION" ? topology::AttentionKernel::kCudnn
+                                                  : topology::AttentionKernel::kFlashAttention2;
+    const int64_t b = std::stoll(f[2]), heads = std::stoll(f[3]), s = std::stoll(f[4]);
+    const AttentionShape a{b * heads, s, s, std::stoll(f[5]), true};
+    const double forward = std::stod(f[7]), both = std::stod(f[9]);
+    const double work = a.forward_work().count();
+    const double predicted_fwd =
+        work / FusedAttentionForwardTime(h200, kernel, a).ToSeconds() / peak;
+    const double predicted_bwd =
+        2.5 * work / FusedAttentionBackwardTime(h200, kernel, a).ToSeconds() / peak;
+    EXPECT_NEAR(predicted_fwd / (work / forward / peak), 1.0, 0.13) << f[1] << " " << f[5];
+    EXPECT_NEAR(predicted_bwd / (2.5 * work / (both - forward) / peak), 1.0, 0.13)
+        << f[1] << " d " << f[5] << " s " << f[4];
+    ++points;
+  }
+  EXPECT_EQ(points, 64);
 }
 
 TEST(KernelModel, FusedAttentionPadsHeadWidthsToTheCompiledOnes) {
