@@ -69,6 +69,7 @@ ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) 
   o.schedule.overlap_grad_reduce = settings.overlap_grad_reduce;
   o.schedule.blocking_p2p = settings.blocking_p2p;
   o.host_time_per_layer = settings.host_time_per_layer;
+  o.host_time_per_layer_backward = settings.host_time_per_layer_backward;
   return o;
 }
 
@@ -577,8 +578,9 @@ Status Runner::SetupOps() {
 // kernels take less than the host needs to issue them, the last op of the pass absorbs the
 // difference.
 void Runner::ChargeHostDispatch() {
-  const Duration host = opt_.host_time_per_layer;
-  if (host <= Duration::Zero()) return;
+  const Duration forward = opt_.host_time_per_layer;
+  const Duration backward = opt_.host_time_per_layer_backward.value_or(forward);
+  if (forward <= Duration::Zero() && backward <= Duration::Zero()) return;
   using Key = std::tuple<size_t, int32_t, int32_t, int>;
   std::map<Key, std::pair<Duration, size_t>> passes;  // kernels' time, last op
   for (size_t k = 0; k < lanes_.size(); ++k) {
@@ -596,6 +598,9 @@ void Runner::ChargeHostDispatch() {
     }
   }
   for (const auto& [key, pass] : passes) {
+    const Duration host =
+        std::get<3>(key) == static_cast<int>(strategies::Phase::kBackwardInput) ? backward
+                                                                                : forward;
     if (pass.first < host) duration_[pass.second] += host - pass.first;
   }
 }

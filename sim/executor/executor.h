@@ -167,13 +167,15 @@ struct ExecutorOptions {
   // collective's and pipeline send's transfer. Default false: the network model's time alone,
   // as its own maths states it; scenarios turn it on (SimulationSettings::protocol_cost).
   bool protocol_cost = false;
-  // Host (CPU) time to issue one transformer layer's kernels in one pass (forward, recompute,
-  // backward) of one micro-batch; >= 0. The host issues a pass's kernels while the GPU runs
-  // them, so the pass takes max(its kernels' time, this): the GPU waits on the host only when
-  // the kernels are short. The host is taken to start each pass with the GPU (never ahead),
-  // which over-charges a pass that follows a wait on communication. Default 0: no framework
-  // default is set (docs/overheads.md).
+  // Host (CPU) time to issue one transformer layer's kernels in one forward (or recompute)
+  // pass, and in one backward pass, of one micro-batch; >= 0. The host issues a pass's kernels
+  // while the GPU runs them, so the pass takes max(its kernels' time, this): the GPU waits on
+  // the host only when the kernels are short. The host is taken to start each pass with the
+  // GPU (never ahead), which over-charges a pass that follows a wait on communication.
+  // The backward time unset = the forward one. Default 0 for every framework
+  // (docs/overheads.md, "Host dispatch", says why).
   Duration host_time_per_layer = Duration::Zero();
+  std::optional<Duration> host_time_per_layer_backward;
   // When set, the timeline is written to it as the run produces it (see "Trace" in the file
   // comment). Not owned; the caller calls Finish(). Default: no trace.
   traces::TraceSink* trace = nullptr;

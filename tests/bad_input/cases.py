@@ -59,6 +59,7 @@ QUANTITY_FIELDS = {
     "cluster.node.gpu.peak_bf16": ["-1 TFLOP/s", "989", "1e999 TFLOP/s"],
     "cluster.node.gpu.kernel_overhead": ["-5 us", "5", "5 lightyears"],
     "simulation.host_time_per_layer": ["-1 us", "150", "2 s"],
+    "simulation.host_time_per_layer_backward": ["-1 us", "150", "2 s"],
     "cluster.node.nvlink_bandwidth": ["-1 GB/s", "450", "x GB/s"],
     "cluster.node.nvlink_latency": ["-1 us", "1", "soon"],
     "cluster.node.nic_bandwidth": ["-400 Gb/s", "400", "400 Gb/h"],

@@ -698,6 +698,37 @@ TEST(Executor, AHostSlowerThanTheKernelsPacesEveryLayerPass) {
   EXPECT_LT(slow.step_time, Seconds(4) + none.step_time);
 }
 
+TEST(Executor, HostDispatchIsChargedPerPass) {
+  // The same 2-layer job. A backward host time of 1 s with no forward one paces the 2
+  // backward passes only: 2 s plus the rest. A forward time alone sets both passes; unset,
+  // both are 0 under every preset (docs/overheads.md).
+  const topology::Cluster cluster = Dgx(1);
+  strategies::ModelSpec model = Llama7b();
+  model.transformer.layers = 2;
+  const strategies::StrategySpec strategy =
+      *strategies::ExpandStrategyPreset("ddp", {.dp = 1, .tp = 8}, 8);
+  const auto run = [&](Duration forward, std::optional<Duration> backward) {
+    ExecutorOptions opt;
+    opt.network = "analytic";
+    opt.host_time_per_layer = forward;
+    opt.host_time_per_layer_backward = backward;
+    StatusOr<SimResult> r = SimulateStep(cluster, model, Training(1), strategy, opt);
+    PLACESIM_CHECK(r.ok());
+    return r->roles.front().step_time;
+  };
+  const Duration none = run(Duration::Zero(), Duration::Zero());
+  const Duration backward_only = run(Duration::Zero(), Seconds(1));
+  EXPECT_GT(backward_only, Seconds(2));
+  EXPECT_LT(backward_only, Seconds(2) + none);
+  EXPECT_EQ(run(Seconds(1), std::nullopt), run(Seconds(1), Seconds(1)));
+  EXPECT_EQ(run(Duration::Zero(), std::nullopt), none);
+  ExecutorOptions unset;
+  unset.network = "analytic";
+  StatusOr<SimResult> r = SimulateStep(cluster, model, Training(1), strategy, unset);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->roles.front().step_time, none);
+}
+
 TEST(Executor, OptionsFromSettingsCarryEveryField) {
   SimulationSettings s;
   s.network_model = "analytic";
@@ -708,12 +739,14 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   s.gather_granularity = "per-parameter";
   s.overlap_grad_reduce = false;
   s.host_time_per_layer = Microseconds(150);
+  s.host_time_per_layer_backward = Microseconds(300);
   s.blocking_p2p = true;
   s.zero3_max_reuse_distance = 200'000'000;
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
   EXPECT_EQ(o.schedule.blocking_p2p, true);
   EXPECT_EQ(o.schedule.max_reuse_distance, 200'000'000);
   EXPECT_EQ(o.host_time_per_layer, Microseconds(150));
+  EXPECT_EQ(o.host_time_per_layer_backward, Microseconds(300));
   EXPECT_EQ(o.schedule.gather_granularity, strategies::GatherGranularity::kPerParameter);
   EXPECT_EQ(o.schedule.overlap_grad_reduce, false);
   EXPECT_EQ(o.network, "analytic");

@@ -299,6 +299,7 @@ TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
   EXPECT_EQ(s->simulation.gather_granularity, "per-parameter");
   EXPECT_EQ(s->simulation.overlap_grad_reduce, false);
   EXPECT_EQ(s->simulation.host_time_per_layer, Duration::Zero());
+  EXPECT_EQ(s->simulation.host_time_per_layer_backward, std::nullopt);
   s = Load({"simulation.blocking_p2p=false"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->simulation.blocking_p2p, false);
@@ -312,6 +313,16 @@ TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
   }
   EXPECT_THAT(Load({"simulation.host_time_per_layer=2 s"}).status().message(),
               HasSubstr("must be at most \"1 s\""));
+  s = Load({"simulation.host_time_per_layer_backward=0.3 ms"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.host_time_per_layer_backward, Microseconds(300));
+  EXPECT_EQ(s->simulation.host_time_per_layer, Duration::Zero());
+  for (const char* bad : {"-1 us", "150", "2 s"}) {
+    s = Load({std::string("simulation.host_time_per_layer_backward=") + bad});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_THAT(s.status().message(), HasSubstr("simulation.host_time_per_layer_backward"))
+        << bad;
+  }
   s = Load({"simulation.gather_granularity=GATHER_GRANULARITY_PER_UNIT"});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->simulation.gather_granularity, "per-unit");

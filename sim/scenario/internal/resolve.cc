@@ -1064,12 +1064,26 @@ class Resolver {
                 kMaxReuseDistance)) {
       out.zero3_max_reuse_distance = sim.zero3_max_reuse_distance();
     }
-    DurationField("simulation.host_time_per_layer", sim.has_host_time_per_layer(),
-                  sim.host_time_per_layer(), &out.host_time_per_layer);
-    if (out.host_time_per_layer > Seconds(1)) {
-      problems_.Add("simulation.host_time_per_layer", Quote(sim.host_time_per_layer()),
-                    "must be at most \"1 s\"");
+    out.host_time_per_layer = HostTime("simulation.host_time_per_layer",
+                                       sim.has_host_time_per_layer(), sim.host_time_per_layer())
+                                  .value_or(Duration::Zero());
+    out.host_time_per_layer_backward =
+        HostTime("simulation.host_time_per_layer_backward", sim.has_host_time_per_layer_backward(),
+                 sim.host_time_per_layer_backward());
+  }
+
+  // A host time per layer pass: unset when absent; "0 s" to "1 s" when set.
+  std::optional<Duration> HostTime(const std::string& path, bool has, const std::string& text) {
+    if (!has) return std::nullopt;
+    Duration d = Duration::Zero();
+    const size_t before = problems_.total();
+    DurationField(path, true, text, &d);
+    if (problems_.total() != before) return std::nullopt;
+    if (d > Seconds(1)) {
+      problems_.Add(path, Quote(text), "must be at most \"1 s\"");
+      return std::nullopt;
     }
+    return d;
   }
 
   // --------------------------------------------------------------------------- economics
