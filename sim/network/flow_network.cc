@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "base/errors.h"
@@ -221,7 +222,7 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
   }
   // The eager pass touches every link of its own template: a log of them would be dropped
   // (AfterEagerStart) or overflow, so the template is left unlogged until then.
-  if (t >= 0) Overflow(uint64_t{1} << t);
+  if (t >= 0) Overflow(TemplateMask::Bit(static_cast<size_t>(t)));
   const uint32_t g = TakeSlot(free_groups_, groups_.size(), [this] { groups_.emplace_back(); });
   Group& group = groups_[g];
   group.paths = paths;
@@ -258,11 +259,8 @@ void FlowNetwork::PrefetchGroupPaths(const Group& group, size_t j) const {
     __builtin_prefetch(group.paths[j + 2 * kPrefetchDistance].links.data());
   }
   if (j + kPrefetchDistance < n) {
-    const bool masks = !tmpl_mask_.empty();
     for (LinkIndex l : group.paths[j + kPrefetchDistance].links) {
       __builtin_prefetch(&links_[l], /*rw=*/1);
-      // Touch reads the link's template mask, an array apart from the link records.
-      if (masks) __builtin_prefetch(&tmpl_mask_[l]);
     }
   }
 }
@@ -598,17 +596,22 @@ int FlowNetwork::RegisterTemplate(std::span<const FlowPath> paths) {
     }
   }
   std::sort(tm.link_flow.begin(), tm.link_flow.end());
-  if (tmpl_mask_.empty()) tmpl_mask_.assign(links_.size(), 0);
   const auto t = static_cast<uint32_t>(templates_.size());
-  const uint64_t bit = uint64_t{1} << t;
+  const TemplateMask bit = TemplateMask::Bit(t);
   tm.conflicts = bit;
+  // Each link moves from its set to that set with t added; a template's links lie in a few
+  // sets, so the new sets are looked up once per old one.
+  std::map<uint32_t, uint32_t> moved;
   for (LinkIndex l : tm.links) {
-    tm.conflicts |= tmpl_mask_[l];
-    tmpl_mask_[l] |= bit;
+    const uint32_t from = links_[l].templates;
+    auto [it, added] = moved.try_emplace(from, 0);
+    if (added) {
+      tm.conflicts |= template_sets_[from];
+      it->second = TemplateSetOf(template_sets_[from] | bit);
+    }
+    links_[l].templates = it->second;
   }
-  for (uint64_t m = tm.conflicts & ~bit; m != 0; m &= m - 1) {
-    templates_[static_cast<size_t>(std::countr_zero(m))].conflicts |= bit;
-  }
+  (tm.conflicts & ~bit).ForEach([&](size_t c) { templates_[c].conflicts |= bit; });
   tm.pending_busy.assign(tm.class_rate.size(), 0);
   templates_.push_back(std::move(tm));
   return static_cast<int>(t);
@@ -667,25 +670,24 @@ void FlowNetwork::AfterEagerStart(uint32_t t, const Group& group) {
     if (group.excluded[j] == 0) tm.hold_until_ps = std::max(tm.hold_until_ps, group.finish_ps[j]);
   }
   MarkClean(t);
-  const uint64_t bit = uint64_t{1} << t;
-  for (size_t k = 0; k < tm.held.size() && (overflowed_ & bit) == 0; ++k) {
+  const TemplateMask bit = TemplateMask::Bit(t);
+  for (size_t k = 0; k < tm.held.size() && !overflowed_.Test(t); ++k) {
     if (group.excluded[tm.held[k]] == 0) continue;
     for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) LogTouch(tm.links[i], bit);
   }
 }
 
 void FlowNetwork::MarkClean(uint32_t t) {
-  clean_ |= uint64_t{1} << t;
-  overflowed_ &= ~(uint64_t{1} << t);
+  clean_ |= TemplateMask::Bit(t);
+  overflowed_ &= ~TemplateMask::Bit(t);
   templates_[t].touched.clear();
 }
 
-void FlowNetwork::LogTouch(LinkIndex l, uint64_t m) {
-  for (; m != 0; m &= m - 1) {
-    const auto t = static_cast<size_t>(std::countr_zero(m));
-    const uint64_t bit = uint64_t{1} << t;
+void FlowNetwork::LogTouch(LinkIndex l, const TemplateMask& m) {
+  m.ForEach([&](size_t t) {
+    const TemplateMask bit = TemplateMask::Bit(t);
     Template& tm = templates_[t];
-    if ((clean_ & bit) != 0) {
+    if (clean_.Test(t)) {
       clean_ &= ~bit;
       tm.touched.clear();
     }
@@ -696,7 +698,14 @@ void FlowNetwork::LogTouch(LinkIndex l, uint64_t m) {
     } else {
       tm.touched.push_back(l);
     }
-  }
+  });
+}
+
+uint32_t FlowNetwork::TemplateSetOf(const TemplateMask& m) {
+  const auto [it, added] =
+      template_set_index_.try_emplace(m, static_cast<uint32_t>(template_sets_.size()));
+  if (added) template_sets_.push_back(m);
+  return it->second;
 }
 
 bool FlowNetwork::ScanLog(uint32_t t) {
@@ -765,19 +774,19 @@ bool FlowNetwork::HoldEnded(const Template& t) const {
 
 bool FlowNetwork::StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t size,
                             int64_t extra_steps, uint64_t tag) {
-  const uint64_t bit = uint64_t{1} << t;
-  if ((overflowed_ & bit) != 0) return false;
+  const TemplateMask bit = TemplateMask::Bit(t);
+  if (overflowed_.Test(t)) return false;
   // Its own latest hold and those of the templates it shares links with must have ended: the
   // eager pass would meet them (a lazy one is not written on the links yet).
-  for (uint64_t m = templates_[t].conflicts; m != 0; m &= m - 1) {
-    if (!HoldEnded(templates_[static_cast<size_t>(std::countr_zero(m))])) return false;
-  }
+  bool ended = true;
+  templates_[t].conflicts.ForEach([&](size_t c) { ended = ended && HoldEnded(templates_[c]); });
+  if (!ended) return false;
   const uint32_t vi = TemplateVariantOf(t, size, extra_steps);
   Template& tm = templates_[t];
   const TemplateVariant& v = tm.variants[vi];
   // HoldLinks leaves out a flow whose completion would saturate the clock.
   if (!v.usable || tm.held.empty() || v.finish_ticks.back() >= kMaxPs - now_ps_) return false;
-  const bool clean = (clean_ & bit) != 0;
+  const bool clean = clean_.Test(t);
   if (clean) {
     tm.busy.clear();
   } else if (!ScanLog(t)) {
@@ -837,54 +846,54 @@ bool FlowNetwork::StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t
   return true;
 }
 
-void FlowNetwork::MaterializeHolds(uint64_t templates) {
-  for (uint64_t m = templates; m != 0; m &= m - 1) {
-    const auto t = static_cast<size_t>(std::countr_zero(m));
-    lazy_live_ &= ~(uint64_t{1} << t);
-    const Template& tm = templates_[t];
-    if (HoldEnded(tm)) continue;  // its holds would be idle-equivalent: nothing to write
-    const TemplateVariant& v = tm.variants[tm.variant];
-    Group& group = groups_[tm.group];
-    // The group completes at hold_until_ps: it may be gone while its holds still matter.
-    const bool live = group.live && group.lazy && group.generation == tm.generation;
-    if (live) {
-      // HoldLinks' arrays; a left-out flow's completion is never read.
-      const size_t n = tm.latency_ps.size();
-      group.active_ps.resize(n);
-      group.finish_ps.resize(n);
-      group.excluded.assign(n, 0);
-      for (uint32_t j : tm.left_out) {
+void FlowNetwork::MaterializeHolds(const TemplateMask& templates) {
+  templates.ForEach([&](size_t t) { MaterializeHold(t); });
+}
+
+void FlowNetwork::MaterializeHold(size_t t) {
+  lazy_live_ &= ~TemplateMask::Bit(t);
+  const Template& tm = templates_[t];
+  if (HoldEnded(tm)) return;  // its holds would be idle-equivalent: nothing to write
+  const TemplateVariant& v = tm.variants[tm.variant];
+  Group& group = groups_[tm.group];
+  // The group completes at hold_until_ps: it may be gone while its holds still matter.
+  const bool live = group.live && group.lazy && group.generation == tm.generation;
+  if (live) {
+    // HoldLinks' arrays; a left-out flow's completion is never read.
+    const size_t n = tm.latency_ps.size();
+    group.active_ps.resize(n);
+    group.finish_ps.resize(n);
+    group.excluded.assign(n, 0);
+    for (uint32_t j : tm.left_out) {
+      group.excluded[j] = 1;
+      group.active_ps[j] = group.finish_ps[j] = tm.start_ps + tm.latency_ps[j] * v.active_factor;
+    }
+    group.lazy = false;
+  }
+  for (size_t k = 0, b = 0; k < tm.held.size(); ++k) {
+    const uint32_t j = tm.held[k];
+    if (b < tm.busy.size() && tm.busy[b] == k) {  // left out for traffic: never held
+      ++b;
+      if (live) {
         group.excluded[j] = 1;
         group.active_ps[j] = group.finish_ps[j] = tm.start_ps + tm.latency_ps[j] * v.active_factor;
       }
-      group.lazy = false;
+      continue;
     }
-    for (size_t k = 0, b = 0; k < tm.held.size(); ++k) {
-      const uint32_t j = tm.held[k];
-      if (b < tm.busy.size() && tm.busy[b] == k) {  // left out for traffic: never held
-        ++b;
-        if (live) {
-          group.excluded[j] = 1;
-          group.active_ps[j] = group.finish_ps[j] =
-              tm.start_ps + tm.latency_ps[j] * v.active_factor;
-        }
-        continue;
-      }
-      const int64_t active = tm.start_ps + tm.latency_ps[j] * v.active_factor;
-      const int64_t finish = active + v.class_drain[tm.flow_class[k]];
-      if (live) {
-        group.active_ps[j] = active;
-        group.finish_ps[j] = finish;
-      }
-      for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) {
-        Link& link = links_[tm.links[i]];
-        link.list = kHeld;
-        link.solo = Crossing{tm.group, j};
-        link.busy_since_ps = finish;
-      }
+    const int64_t active = tm.start_ps + tm.latency_ps[j] * v.active_factor;
+    const int64_t finish = active + v.class_drain[tm.flow_class[k]];
+    if (live) {
+      group.active_ps[j] = active;
+      group.finish_ps[j] = finish;
     }
-    // No log: these are its own latest holds, which every template on them waits to end.
+    for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) {
+      Link& link = links_[tm.links[i]];
+      link.list = kHeld;
+      link.solo = Crossing{tm.group, j};
+      link.busy_since_ps = finish;
+    }
   }
+  // No log: these are its own latest holds, which every template on them waits to end.
 }
 
 void FlowNetwork::PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const {
@@ -1021,10 +1030,8 @@ void FlowNetwork::PrefetchAhead(size_t i, size_t n, SlotAt slot_at) const {
 void FlowNetwork::PrefetchLinks(uint32_t slot) const {
   if (slot >= kGroupSlot) return;
   const Flow& f = flows_[slot];
-  const bool masks = !tmpl_mask_.empty();
   for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
     __builtin_prefetch(&links_[hops_[h].link], /*rw=*/1);
-    if (masks) __builtin_prefetch(&tmpl_mask_[hops_[h].link]);  // read by Touch in Activate
   }
 }
 
@@ -1171,7 +1178,9 @@ bool FlowNetwork::Cancel(FlowId id) {
 void FlowNetwork::Settle() {
   if (!dirty_links_.empty()) {
     // Seeds are solved in the order they were dirtied; a seed already covered by an earlier
-    // component in this pass is skipped (its epoch matches).
+    // component in this pass is skipped (its epoch matches). A pass takes at most one epoch
+    // per seed and its own.
+    if (epoch_ + dirty_links_.size() + 1 > epoch_limit_) ResetEpochs();
     ++epoch_;
     const uint64_t pass_epoch = epoch_;
     for (size_t i = 0; i < dirty_links_.size(); ++i) {
@@ -1212,6 +1221,13 @@ void FlowNetwork::Settle() {
     ApplyRate(slot, lone_flows_[i].rate);
   }
   lone_flows_.clear();
+}
+
+void FlowNetwork::ResetEpochs() {
+  // Every mark is then below every later epoch, as every mark was below the next epoch.
+  for (Link& link : links_) link.seen_epoch = 0;
+  for (FlowScratch& x : scratch_) x.seen_epoch = x.fixed_epoch = 0;
+  epoch_ = 0;
 }
 
 void FlowNetwork::SolveComponent(LinkIndex seed) {
@@ -1390,15 +1406,15 @@ LinkStats FlowNetwork::link_stats(LinkIndex l) const {
   s.active_flows = link.count;
   s.peak_flows = link.peak;
   // What lazy starts of the templates on the link counted for it (see "Held templates").
-  for (uint64_t m = tmpl_mask_.empty() ? 0 : tmpl_mask_[l]; m != 0; m &= m - 1) {
-    const Template& tm = templates_[static_cast<size_t>(std::countr_zero(m))];
-    if (!tm.charged) continue;
+  template_sets_[link.templates].ForEach([&](size_t t) {
+    const Template& tm = templates_[t];
+    if (!tm.charged) return;
     const auto it = std::lower_bound(tm.link_flow.begin(), tm.link_flow.end(),
                                      std::pair<LinkIndex, uint32_t>{l, 0});
     s.bytes_carried = s.bytes_carried + Bytes::Count(tm.pending_bytes);
     busy += tm.pending_busy[tm.flow_class[it->second]];
     s.peak_flows = std::max(s.peak_flows, 1u);
-  }
+  });
   s.busy_time = Duration::Picoseconds(busy);
   return s;
 }
