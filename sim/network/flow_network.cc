@@ -691,8 +691,11 @@ void FlowNetwork::LogTouch(LinkIndex l, const TemplateMask& m) {
       clean_ &= ~bit;
       tm.touched.clear();
     }
-    // A log as long as half its links would cost about what the eager pass does.
-    if (tm.touched.size() * 2 >= tm.links.size()) {
+    // A log as long as its links reads as many links as the eager pass would, which also
+    // writes them, logs them into the templates sharing them and sorts the group's times: past
+    // that the eager pass is as cheap. A bound of half the links let two templates sharing
+    // half their links overflow each other's log with their eager passes, for good.
+    if (tm.touched.size() >= tm.links.size()) {
       Overflow(bit);
       tm.touched = {};
     } else {
