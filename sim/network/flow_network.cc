@@ -229,6 +229,7 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
   group.size = size.count();
   group.tag = tag;
   group.held = 0;
+  group.splits = 0;
   const GroupStart result = HoldLinks(g, group, extra_steps);
   if (result != GroupStart::kStarted) {
     FreeGroup(g);
@@ -464,7 +465,9 @@ void FlowNetwork::ReleaseHold(LinkIndex l) {
   Link& link = links_[l];
   const int64_t finish = link.busy_since_ps;
   if (finish > now_ps_) {
-    MakeOrdinary(link.solo.slot);  // the link then carries its flow's crossing, or none yet
+    // The link then carries its flow's crossing, or none yet.
+    const Crossing held = link.solo;
+    if (!SplitFlow(held.slot, held.hop)) MakeOrdinary(held.slot);
     return;
   }
   link.list = kNoList;
@@ -474,6 +477,85 @@ void FlowNetwork::ReleaseHold(LinkIndex l) {
     ++link.unfixed;
     present_holds_.push_back(l);
   }
+}
+
+void FlowNetwork::Unhold(const Group& group, size_t j) {
+  const int64_t active = group.active_ps[j];
+  const int64_t finish = group.finish_ps[j];
+  const std::span<const LinkIndex> route = group.paths[j].links;
+  for (LinkIndex l : route) LogWrite(l);  // its holds give way to crossings or nothing
+  ReleaseRoute(route, group.size, finish - active);
+  const uint32_t slot = NewFlow(route, group.size, group.tag);
+  --live_flows_;  // counted in the group's
+  Flow& f = flows_[slot];
+  f.start_seq = group.first_seq + j;
+  if (active > now_ps_) {
+    f.bucket = activations_.Push(Pending{active, f.start_seq, slot, 0});
+    return;
+  }
+  // In transfer since its activation, alone at its bottleneck: Activate and Settle's lone
+  // path, replayed at `active`.
+  f.phase = Phase::kTransfer;
+  f.updated_ps = active;
+  double rate = std::numeric_limits<double>::infinity();
+  for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+    Link& link = links_[hops_[h].link];
+    link.busy_since_ps = active;
+    AddCrossing(link, Crossing{slot, h});
+    rate = std::min(rate, link.capacity);
+  }
+  f.rate = rate;
+  PushCompletion(slot, finish);
+}
+
+bool FlowNetwork::SplitFlow(uint32_t g, uint32_t j) {
+  // Called where MakeOrdinary is, for held flow j, whose hold ends after now. Every other held
+  // flow stays alone on its links, so its predicted times stand; only flow j must share. The
+  // group then stands for the others: it reports them once, at the last one's completion in
+  // its place of the start order (the latest started of those completing last), and wakes the
+  // caller at their completion instants, so its later completion ticks are queued anew for
+  // them (flow j, ordinary, queues its own). Its activation ticks stay: flow j, in latency,
+  // queues its activation at the same instant, and a group's activation tick wakes the caller
+  // and does nothing else. When the others all complete by now, the group would end in this
+  // instant, whose completions were taken: it is made ordinary whole instead. Each split
+  // scans the group's flows, so a group splits at most n / kSplitShare times, O(n^2) in all.
+  constexpr size_t kSplitShare = 4;
+  Group& group = groups_[g];
+  const size_t n = group.paths.size();
+  if ((group.splits + 1) * kSplitShare > n) return false;
+  tick_times_.clear();
+  int64_t last = -1;
+  size_t key = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t finish = group.finish_ps[k];
+    if (group.excluded[k] != 0 || k == j || finish <= now_ps_) continue;
+    if (tick_times_.empty() || tick_times_.back() != finish) tick_times_.push_back(finish);
+    if (finish >= last) {
+      last = finish;
+      key = k;
+    }
+  }
+  if (last < 0) return false;
+  // Entries of this group's number queued before are stale from here on (IsStaleTick): the
+  // killed ones may sit in buckets that stay live.
+  size_t kept = 0;
+  for (const Group::Tick& t : group.ticks) {
+    if (t.completion && t.time_ps > now_ps_) {
+      completions_.Kill(t.bucket);
+      continue;
+    }
+    group.ticks[kept++] = t;
+  }
+  group.ticks.resize(kept);
+  ++group.generation;
+  std::sort(tick_times_.begin(), tick_times_.end());
+  tick_times_.erase(std::unique(tick_times_.begin(), tick_times_.end()), tick_times_.end());
+  for (int64_t t : tick_times_) PushTick(g, group, t, true, t == last, key);
+  Unhold(group, j);
+  group.excluded[j] = 1;
+  --group.held;
+  ++group.splits;
+  return true;
 }
 
 void FlowNetwork::MakeOrdinary(uint32_t g) {
@@ -486,36 +568,11 @@ void FlowNetwork::MakeOrdinary(uint32_t g) {
   uint32_t complete = 0;
   for (size_t j = 0; j < group.paths.size(); ++j) {
     if (group.excluded[j] != 0) continue;  // an ordinary flow already
-    const int64_t active = group.active_ps[j];
-    const int64_t finish = group.finish_ps[j];
-    if (finish <= now_ps_) {  // complete (or leaving now): counted, its holds spent
+    if (group.finish_ps[j] <= now_ps_) {   // complete (or leaving now): counted, its holds spent
       ++complete;
       continue;
     }
-    const std::span<const LinkIndex> route = group.paths[j].links;
-    for (LinkIndex l : route) LogWrite(l);  // its holds give way to crossings or nothing
-    ReleaseRoute(route, group.size, finish - active);
-    const uint32_t slot = NewFlow(route, group.size, group.tag);
-    --live_flows_;  // counted in the group's
-    Flow& f = flows_[slot];
-    f.start_seq = group.first_seq + j;
-    if (active > now_ps_) {
-      f.bucket = activations_.Push(Pending{active, f.start_seq, slot, 0});
-      continue;
-    }
-    // In transfer since its activation, alone at its bottleneck: Activate and Settle's lone
-    // path, replayed at `active`.
-    f.phase = Phase::kTransfer;
-    f.updated_ps = active;
-    double rate = std::numeric_limits<double>::infinity();
-    for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
-      Link& link = links_[hops_[h].link];
-      link.busy_since_ps = active;
-      AddCrossing(link, Crossing{slot, h});
-      rate = std::min(rate, link.capacity);
-    }
-    f.rate = rate;
-    PushCompletion(slot, finish);
+    Unhold(group, j);
   }
   live_flows_ -= complete;
   // The caller counts flows per transfer: those already complete are reported with the next
@@ -806,6 +863,7 @@ bool FlowNetwork::StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t
   group.size = size;
   group.tag = tag;
   group.held = static_cast<uint32_t>(tm.held.size() - tm.busy.size());
+  group.splits = 0;
   group.first_seq = next_start_seq_;
   next_start_seq_ += n;
   // As StartGroup after HoldLinks: the flows left out, in their places of the start order,

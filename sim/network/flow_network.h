@@ -82,12 +82,17 @@
 // group into ordinary flows, each in the state it would have reached by then (in latency, or
 // in transfer at its bottleneck since its activation, with its start order), after taking back
 // what was counted in advance; flows of the group already complete stay counted. From there
-// the model runs as if the flows had been started one by one. A held flow that completes at
-// the instant another flow enters its link still counts towards that link's peak, as an
-// ordinary flow would (an instant's completions leave after its activations). A group's
-// completion is reported once, at its last flow's completion time and in that flow's place
-// in the report order. tests/network/flow_group_test.cc compares groups with flow-by-flow
-// starts on derived cases and on random phases.
+// the model runs as if the flows had been started one by one. In a group of four flows or
+// more, whose other held flows complete after this instant, only the flow held on that link
+// is made ordinary (SplitFlow): the others are still alone on their links, so their
+// predicted times stand, and the group is re-queued to wake the caller at their completion
+// instants and report them at the last one's (a group splits at most a quarter of its flows
+// before it is made ordinary whole, since each split scans its flows). A held flow that completes
+// at the instant another flow enters its link still counts towards that link's peak, as an ordinary
+// flow would (an instant's completions leave after its activations). A group's completion is
+// reported once, at its last flow's completion time and in that flow's place in the report order.
+// tests/network/flow_group_test.cc compares groups with flow-by-flow starts on derived cases and on
+// random phases.
 //
 // Held templates. The same phase (the same FlowPath objects) is started thousands of times in
 // a step, each time on links nothing else uses. A caller that keeps a GroupCache beside the
@@ -442,6 +447,7 @@ class FlowNetwork {
     std::vector<Tick> ticks;
     int64_t size = 0;
     uint32_t held = 0;       // flows not left out
+    uint32_t splits = 0;     // flows made ordinary one by one (SplitFlow)
     uint64_t first_seq = 0;  // flow j has start_seq first_seq + j
     uint64_t tag = 0;
     uint32_t generation = 0;  // entries carry it (Pending::version >> 1): older ones are stale
@@ -522,6 +528,11 @@ class FlowNetwork {
   // spent, else its group is made ordinary.
   void ReleaseHold(LinkIndex l);
   void MakeOrdinary(uint32_t g);
+  // Makes held flow j of group g, whose hold ends after now, an ordinary flow and keeps the
+  // group for the others; false, having done nothing, when the group must go whole.
+  bool SplitFlow(uint32_t g, uint32_t j);
+  // Held flow j of `group`, whose hold ends after now, as the ordinary flow it would be now.
+  void Unhold(const Group& group, size_t j);
   void CompleteGroup(uint32_t g);
   // Held templates. The template of `paths` per `cache`, registering it at its second start;
   // -1 when it has none.

@@ -106,6 +106,34 @@ TEST(FlowGroup, AFlowJoiningAGroupLinkMakesItOrdinary) {
   ExpectSame(grouped, Simulate(links, transfers, false));
 }
 
+TEST(FlowGroup, AFlowJoiningOneFlowOfALargerGroupSplitsItOff) {
+  // Group of four 1 GB flows, each alone on its link: links 0 to 2 at 20 GB/s (50 ms), link 3
+  // at 10 GB/s (100 ms). Flow b joins link 0 at 10 ms: as above, group flow 0 ends at 90 ms and
+  // b at 100 ms; flows 1 and 2 still end at 50 ms and flow 3 at 100 ms, so the group's
+  // transfer ends at 100 ms with flow 3 (start order 3), reported before b (start order 4).
+  // Only flow 0 becomes ordinary; the caller is still woken at 50 ms.
+  const std::vector<LinkSpec> links = {{GBps(20), Duration::Zero()},
+                                       {GBps(20), Duration::Zero()},
+                                       {GBps(20), Duration::Zero()},
+                                       {GBps(10), Duration::Zero()}};
+  const std::vector<Transfer> transfers = {
+      {SimTime::Zero(),
+       {Path(links, {0}), Path(links, {1}), Path(links, {2}), Path(links, {3})},
+       GB(1)},
+      {Milliseconds(10), {Path(links, {0})}, GB(1)}};
+  const Outcome grouped = Simulate(links, transfers, true);
+  EXPECT_EQ(grouped.groups[0], GroupStart::kStarted);
+  ASSERT_EQ(grouped.ends.size(), 2u);
+  EXPECT_EQ(grouped.ends[0], std::make_pair(Milliseconds(100).picoseconds(), uint64_t{0}));
+  EXPECT_EQ(grouped.ends[1], std::make_pair(Milliseconds(100).picoseconds(), uint64_t{1}));
+  EXPECT_NE(std::find(grouped.wakes.begin(), grouped.wakes.end(), Milliseconds(50).picoseconds()),
+            grouped.wakes.end());
+  EXPECT_EQ(grouped.links[0].peak_flows, 2u);
+  EXPECT_EQ(grouped.links[0].busy_time, Milliseconds(100));
+  EXPECT_EQ(grouped.links[1].busy_time, Milliseconds(50));
+  ExpectSame(grouped, Simulate(links, transfers, false));
+}
+
 TEST(FlowGroup, AFlowEnteringDuringAGroupLatencyShares) {
   // The group's flows wait 1 ms on link 2's latency; a flow started at 0 on link 0 alone enters
   // transfer at once and is joined at 1 ms: the group is made ordinary before it activates.
