@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "base/errors.h"
@@ -221,13 +222,14 @@ GroupStart FlowNetwork::StartGroup(SimTime now, std::span<const FlowPath> paths,
   }
   // The eager pass touches every link of its own template: a log of them would be dropped
   // (AfterEagerStart) or overflow, so the template is left unlogged until then.
-  if (t >= 0) Overflow(uint64_t{1} << t);
+  if (t >= 0) Overflow(TemplateMask::Bit(static_cast<size_t>(t)));
   const uint32_t g = TakeSlot(free_groups_, groups_.size(), [this] { groups_.emplace_back(); });
   Group& group = groups_[g];
   group.paths = paths;
   group.size = size.count();
   group.tag = tag;
   group.held = 0;
+  group.splits = 0;
   const GroupStart result = HoldLinks(g, group, extra_steps);
   if (result != GroupStart::kStarted) {
     FreeGroup(g);
@@ -258,11 +260,8 @@ void FlowNetwork::PrefetchGroupPaths(const Group& group, size_t j) const {
     __builtin_prefetch(group.paths[j + 2 * kPrefetchDistance].links.data());
   }
   if (j + kPrefetchDistance < n) {
-    const bool masks = !tmpl_mask_.empty();
     for (LinkIndex l : group.paths[j + kPrefetchDistance].links) {
       __builtin_prefetch(&links_[l], /*rw=*/1);
-      // Touch reads the link's template mask, an array apart from the link records.
-      if (masks) __builtin_prefetch(&tmpl_mask_[l]);
     }
   }
 }
@@ -466,7 +465,9 @@ void FlowNetwork::ReleaseHold(LinkIndex l) {
   Link& link = links_[l];
   const int64_t finish = link.busy_since_ps;
   if (finish > now_ps_) {
-    MakeOrdinary(link.solo.slot);  // the link then carries its flow's crossing, or none yet
+    // The link then carries its flow's crossing, or none yet.
+    const Crossing held = link.solo;
+    if (!SplitFlow(held.slot, held.hop)) MakeOrdinary(held.slot);
     return;
   }
   link.list = kNoList;
@@ -476,6 +477,85 @@ void FlowNetwork::ReleaseHold(LinkIndex l) {
     ++link.unfixed;
     present_holds_.push_back(l);
   }
+}
+
+void FlowNetwork::Unhold(const Group& group, size_t j) {
+  const int64_t active = group.active_ps[j];
+  const int64_t finish = group.finish_ps[j];
+  const std::span<const LinkIndex> route = group.paths[j].links;
+  for (LinkIndex l : route) LogWrite(l);  // its holds give way to crossings or nothing
+  ReleaseRoute(route, group.size, finish - active);
+  const uint32_t slot = NewFlow(route, group.size, group.tag);
+  --live_flows_;  // counted in the group's
+  Flow& f = flows_[slot];
+  f.start_seq = group.first_seq + j;
+  if (active > now_ps_) {
+    f.bucket = activations_.Push(Pending{active, f.start_seq, slot, 0});
+    return;
+  }
+  // In transfer since its activation, alone at its bottleneck: Activate and Settle's lone
+  // path, replayed at `active`.
+  f.phase = Phase::kTransfer;
+  f.updated_ps = active;
+  double rate = std::numeric_limits<double>::infinity();
+  for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
+    Link& link = links_[hops_[h].link];
+    link.busy_since_ps = active;
+    AddCrossing(link, Crossing{slot, h});
+    rate = std::min(rate, link.capacity);
+  }
+  f.rate = rate;
+  PushCompletion(slot, finish);
+}
+
+bool FlowNetwork::SplitFlow(uint32_t g, uint32_t j) {
+  // Called where MakeOrdinary is, for held flow j, whose hold ends after now. Every other held
+  // flow stays alone on its links, so its predicted times stand; only flow j must share. The
+  // group then stands for the others: it reports them once, at the last one's completion in
+  // its place of the start order (the latest started of those completing last), and wakes the
+  // caller at their completion instants, so its later completion ticks are queued anew for
+  // them (flow j, ordinary, queues its own). Its activation ticks stay: flow j, in latency,
+  // queues its activation at the same instant, and a group's activation tick wakes the caller
+  // and does nothing else. When the others all complete by now, the group would end in this
+  // instant, whose completions were taken: it is made ordinary whole instead. Each split
+  // scans the group's flows, so a group splits at most n / kSplitShare times, O(n^2) in all.
+  constexpr size_t kSplitShare = 4;
+  Group& group = groups_[g];
+  const size_t n = group.paths.size();
+  if ((group.splits + 1) * kSplitShare > n) return false;
+  tick_times_.clear();
+  int64_t last = -1;
+  size_t key = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t finish = group.finish_ps[k];
+    if (group.excluded[k] != 0 || k == j || finish <= now_ps_) continue;
+    if (tick_times_.empty() || tick_times_.back() != finish) tick_times_.push_back(finish);
+    if (finish >= last) {
+      last = finish;
+      key = k;
+    }
+  }
+  if (last < 0) return false;
+  // Entries of this group's number queued before are stale from here on (IsStaleTick): the
+  // killed ones may sit in buckets that stay live.
+  size_t kept = 0;
+  for (const Group::Tick& t : group.ticks) {
+    if (t.completion && t.time_ps > now_ps_) {
+      completions_.Kill(t.bucket);
+      continue;
+    }
+    group.ticks[kept++] = t;
+  }
+  group.ticks.resize(kept);
+  ++group.generation;
+  std::sort(tick_times_.begin(), tick_times_.end());
+  tick_times_.erase(std::unique(tick_times_.begin(), tick_times_.end()), tick_times_.end());
+  for (int64_t t : tick_times_) PushTick(g, group, t, true, t == last, key);
+  Unhold(group, j);
+  group.excluded[j] = 1;
+  --group.held;
+  ++group.splits;
+  return true;
 }
 
 void FlowNetwork::MakeOrdinary(uint32_t g) {
@@ -488,36 +568,11 @@ void FlowNetwork::MakeOrdinary(uint32_t g) {
   uint32_t complete = 0;
   for (size_t j = 0; j < group.paths.size(); ++j) {
     if (group.excluded[j] != 0) continue;  // an ordinary flow already
-    const int64_t active = group.active_ps[j];
-    const int64_t finish = group.finish_ps[j];
-    if (finish <= now_ps_) {  // complete (or leaving now): counted, its holds spent
+    if (group.finish_ps[j] <= now_ps_) {   // complete (or leaving now): counted, its holds spent
       ++complete;
       continue;
     }
-    const std::span<const LinkIndex> route = group.paths[j].links;
-    for (LinkIndex l : route) LogWrite(l);  // its holds give way to crossings or nothing
-    ReleaseRoute(route, group.size, finish - active);
-    const uint32_t slot = NewFlow(route, group.size, group.tag);
-    --live_flows_;  // counted in the group's
-    Flow& f = flows_[slot];
-    f.start_seq = group.first_seq + j;
-    if (active > now_ps_) {
-      f.bucket = activations_.Push(Pending{active, f.start_seq, slot, 0});
-      continue;
-    }
-    // In transfer since its activation, alone at its bottleneck: Activate and Settle's lone
-    // path, replayed at `active`.
-    f.phase = Phase::kTransfer;
-    f.updated_ps = active;
-    double rate = std::numeric_limits<double>::infinity();
-    for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
-      Link& link = links_[hops_[h].link];
-      link.busy_since_ps = active;
-      AddCrossing(link, Crossing{slot, h});
-      rate = std::min(rate, link.capacity);
-    }
-    f.rate = rate;
-    PushCompletion(slot, finish);
+    Unhold(group, j);
   }
   live_flows_ -= complete;
   // The caller counts flows per transfer: those already complete are reported with the next
@@ -598,17 +653,22 @@ int FlowNetwork::RegisterTemplate(std::span<const FlowPath> paths) {
     }
   }
   std::sort(tm.link_flow.begin(), tm.link_flow.end());
-  if (tmpl_mask_.empty()) tmpl_mask_.assign(links_.size(), 0);
   const auto t = static_cast<uint32_t>(templates_.size());
-  const uint64_t bit = uint64_t{1} << t;
+  const TemplateMask bit = TemplateMask::Bit(t);
   tm.conflicts = bit;
+  // Each link moves from its set to that set with t added; a template's links lie in a few
+  // sets, so the new sets are looked up once per old one.
+  std::map<uint32_t, uint32_t> moved;
   for (LinkIndex l : tm.links) {
-    tm.conflicts |= tmpl_mask_[l];
-    tmpl_mask_[l] |= bit;
+    const uint32_t from = links_[l].templates;
+    auto [it, added] = moved.try_emplace(from, 0);
+    if (added) {
+      tm.conflicts |= template_sets_[from];
+      it->second = TemplateSetOf(template_sets_[from] | bit);
+    }
+    links_[l].templates = it->second;
   }
-  for (uint64_t m = tm.conflicts & ~bit; m != 0; m &= m - 1) {
-    templates_[static_cast<size_t>(std::countr_zero(m))].conflicts |= bit;
-  }
+  (tm.conflicts & ~bit).ForEach([&](size_t c) { templates_[c].conflicts |= bit; });
   tm.pending_busy.assign(tm.class_rate.size(), 0);
   templates_.push_back(std::move(tm));
   return static_cast<int>(t);
@@ -667,36 +727,45 @@ void FlowNetwork::AfterEagerStart(uint32_t t, const Group& group) {
     if (group.excluded[j] == 0) tm.hold_until_ps = std::max(tm.hold_until_ps, group.finish_ps[j]);
   }
   MarkClean(t);
-  const uint64_t bit = uint64_t{1} << t;
-  for (size_t k = 0; k < tm.held.size() && (overflowed_ & bit) == 0; ++k) {
+  const TemplateMask bit = TemplateMask::Bit(t);
+  for (size_t k = 0; k < tm.held.size() && !overflowed_.Test(t); ++k) {
     if (group.excluded[tm.held[k]] == 0) continue;
     for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) LogTouch(tm.links[i], bit);
   }
 }
 
 void FlowNetwork::MarkClean(uint32_t t) {
-  clean_ |= uint64_t{1} << t;
-  overflowed_ &= ~(uint64_t{1} << t);
+  clean_ |= TemplateMask::Bit(t);
+  overflowed_ &= ~TemplateMask::Bit(t);
   templates_[t].touched.clear();
 }
 
-void FlowNetwork::LogTouch(LinkIndex l, uint64_t m) {
-  for (; m != 0; m &= m - 1) {
-    const auto t = static_cast<size_t>(std::countr_zero(m));
-    const uint64_t bit = uint64_t{1} << t;
+void FlowNetwork::LogTouch(LinkIndex l, const TemplateMask& m) {
+  m.ForEach([&](size_t t) {
+    const TemplateMask bit = TemplateMask::Bit(t);
     Template& tm = templates_[t];
-    if ((clean_ & bit) != 0) {
+    if (clean_.Test(t)) {
       clean_ &= ~bit;
       tm.touched.clear();
     }
-    // A log as long as half its links would cost about what the eager pass does.
-    if (tm.touched.size() * 2 >= tm.links.size()) {
+    // A log as long as its links reads as many links as the eager pass would, which also
+    // writes them, logs them into the templates sharing them and sorts the group's times: past
+    // that the eager pass is as cheap. A bound of half the links let two templates sharing
+    // half their links overflow each other's log with their eager passes, for good.
+    if (tm.touched.size() >= tm.links.size()) {
       Overflow(bit);
       tm.touched = {};
     } else {
       tm.touched.push_back(l);
     }
-  }
+  });
+}
+
+uint32_t FlowNetwork::TemplateSetOf(const TemplateMask& m) {
+  const auto [it, added] =
+      template_set_index_.try_emplace(m, static_cast<uint32_t>(template_sets_.size()));
+  if (added) template_sets_.push_back(m);
+  return it->second;
 }
 
 bool FlowNetwork::ScanLog(uint32_t t) {
@@ -765,19 +834,19 @@ bool FlowNetwork::HoldEnded(const Template& t) const {
 
 bool FlowNetwork::StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t size,
                             int64_t extra_steps, uint64_t tag) {
-  const uint64_t bit = uint64_t{1} << t;
-  if ((overflowed_ & bit) != 0) return false;
+  const TemplateMask bit = TemplateMask::Bit(t);
+  if (overflowed_.Test(t)) return false;
   // Its own latest hold and those of the templates it shares links with must have ended: the
   // eager pass would meet them (a lazy one is not written on the links yet).
-  for (uint64_t m = templates_[t].conflicts; m != 0; m &= m - 1) {
-    if (!HoldEnded(templates_[static_cast<size_t>(std::countr_zero(m))])) return false;
-  }
+  bool ended = true;
+  templates_[t].conflicts.ForEach([&](size_t c) { ended = ended && HoldEnded(templates_[c]); });
+  if (!ended) return false;
   const uint32_t vi = TemplateVariantOf(t, size, extra_steps);
   Template& tm = templates_[t];
   const TemplateVariant& v = tm.variants[vi];
   // HoldLinks leaves out a flow whose completion would saturate the clock.
   if (!v.usable || tm.held.empty() || v.finish_ticks.back() >= kMaxPs - now_ps_) return false;
-  const bool clean = (clean_ & bit) != 0;
+  const bool clean = clean_.Test(t);
   if (clean) {
     tm.busy.clear();
   } else if (!ScanLog(t)) {
@@ -794,6 +863,7 @@ bool FlowNetwork::StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t
   group.size = size;
   group.tag = tag;
   group.held = static_cast<uint32_t>(tm.held.size() - tm.busy.size());
+  group.splits = 0;
   group.first_seq = next_start_seq_;
   next_start_seq_ += n;
   // As StartGroup after HoldLinks: the flows left out, in their places of the start order,
@@ -837,54 +907,54 @@ bool FlowNetwork::StartLazy(uint32_t t, std::span<const FlowPath> paths, int64_t
   return true;
 }
 
-void FlowNetwork::MaterializeHolds(uint64_t templates) {
-  for (uint64_t m = templates; m != 0; m &= m - 1) {
-    const auto t = static_cast<size_t>(std::countr_zero(m));
-    lazy_live_ &= ~(uint64_t{1} << t);
-    const Template& tm = templates_[t];
-    if (HoldEnded(tm)) continue;  // its holds would be idle-equivalent: nothing to write
-    const TemplateVariant& v = tm.variants[tm.variant];
-    Group& group = groups_[tm.group];
-    // The group completes at hold_until_ps: it may be gone while its holds still matter.
-    const bool live = group.live && group.lazy && group.generation == tm.generation;
-    if (live) {
-      // HoldLinks' arrays; a left-out flow's completion is never read.
-      const size_t n = tm.latency_ps.size();
-      group.active_ps.resize(n);
-      group.finish_ps.resize(n);
-      group.excluded.assign(n, 0);
-      for (uint32_t j : tm.left_out) {
+void FlowNetwork::MaterializeHolds(const TemplateMask& templates) {
+  templates.ForEach([&](size_t t) { MaterializeHold(t); });
+}
+
+void FlowNetwork::MaterializeHold(size_t t) {
+  lazy_live_ &= ~TemplateMask::Bit(t);
+  const Template& tm = templates_[t];
+  if (HoldEnded(tm)) return;  // its holds would be idle-equivalent: nothing to write
+  const TemplateVariant& v = tm.variants[tm.variant];
+  Group& group = groups_[tm.group];
+  // The group completes at hold_until_ps: it may be gone while its holds still matter.
+  const bool live = group.live && group.lazy && group.generation == tm.generation;
+  if (live) {
+    // HoldLinks' arrays; a left-out flow's completion is never read.
+    const size_t n = tm.latency_ps.size();
+    group.active_ps.resize(n);
+    group.finish_ps.resize(n);
+    group.excluded.assign(n, 0);
+    for (uint32_t j : tm.left_out) {
+      group.excluded[j] = 1;
+      group.active_ps[j] = group.finish_ps[j] = tm.start_ps + tm.latency_ps[j] * v.active_factor;
+    }
+    group.lazy = false;
+  }
+  for (size_t k = 0, b = 0; k < tm.held.size(); ++k) {
+    const uint32_t j = tm.held[k];
+    if (b < tm.busy.size() && tm.busy[b] == k) {  // left out for traffic: never held
+      ++b;
+      if (live) {
         group.excluded[j] = 1;
         group.active_ps[j] = group.finish_ps[j] = tm.start_ps + tm.latency_ps[j] * v.active_factor;
       }
-      group.lazy = false;
+      continue;
     }
-    for (size_t k = 0, b = 0; k < tm.held.size(); ++k) {
-      const uint32_t j = tm.held[k];
-      if (b < tm.busy.size() && tm.busy[b] == k) {  // left out for traffic: never held
-        ++b;
-        if (live) {
-          group.excluded[j] = 1;
-          group.active_ps[j] = group.finish_ps[j] =
-              tm.start_ps + tm.latency_ps[j] * v.active_factor;
-        }
-        continue;
-      }
-      const int64_t active = tm.start_ps + tm.latency_ps[j] * v.active_factor;
-      const int64_t finish = active + v.class_drain[tm.flow_class[k]];
-      if (live) {
-        group.active_ps[j] = active;
-        group.finish_ps[j] = finish;
-      }
-      for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) {
-        Link& link = links_[tm.links[i]];
-        link.list = kHeld;
-        link.solo = Crossing{tm.group, j};
-        link.busy_since_ps = finish;
-      }
+    const int64_t active = tm.start_ps + tm.latency_ps[j] * v.active_factor;
+    const int64_t finish = active + v.class_drain[tm.flow_class[k]];
+    if (live) {
+      group.active_ps[j] = active;
+      group.finish_ps[j] = finish;
     }
-    // No log: these are its own latest holds, which every template on them waits to end.
+    for (uint32_t i = tm.first[k]; i < tm.first[k + 1]; ++i) {
+      Link& link = links_[tm.links[i]];
+      link.list = kHeld;
+      link.solo = Crossing{tm.group, j};
+      link.busy_since_ps = finish;
+    }
   }
+  // No log: these are its own latest holds, which every template on them waits to end.
 }
 
 void FlowNetwork::PrefetchStart(std::span<const LinkIndex> route, size_t ahead) const {
@@ -1021,10 +1091,8 @@ void FlowNetwork::PrefetchAhead(size_t i, size_t n, SlotAt slot_at) const {
 void FlowNetwork::PrefetchLinks(uint32_t slot) const {
   if (slot >= kGroupSlot) return;
   const Flow& f = flows_[slot];
-  const bool masks = !tmpl_mask_.empty();
   for (uint32_t h = f.hop_first; h < f.hop_first + f.hop_count; ++h) {
     __builtin_prefetch(&links_[hops_[h].link], /*rw=*/1);
-    if (masks) __builtin_prefetch(&tmpl_mask_[hops_[h].link]);  // read by Touch in Activate
   }
 }
 
@@ -1171,7 +1239,9 @@ bool FlowNetwork::Cancel(FlowId id) {
 void FlowNetwork::Settle() {
   if (!dirty_links_.empty()) {
     // Seeds are solved in the order they were dirtied; a seed already covered by an earlier
-    // component in this pass is skipped (its epoch matches).
+    // component in this pass is skipped (its epoch matches). A pass takes at most one epoch
+    // per seed and its own.
+    if (epoch_ + dirty_links_.size() + 1 > epoch_limit_) ResetEpochs();
     ++epoch_;
     const uint64_t pass_epoch = epoch_;
     for (size_t i = 0; i < dirty_links_.size(); ++i) {
@@ -1212,6 +1282,13 @@ void FlowNetwork::Settle() {
     ApplyRate(slot, lone_flows_[i].rate);
   }
   lone_flows_.clear();
+}
+
+void FlowNetwork::ResetEpochs() {
+  // Every mark is then below every later epoch, as every mark was below the next epoch.
+  for (Link& link : links_) link.seen_epoch = 0;
+  for (FlowScratch& x : scratch_) x.seen_epoch = x.fixed_epoch = 0;
+  epoch_ = 0;
 }
 
 void FlowNetwork::SolveComponent(LinkIndex seed) {
@@ -1390,15 +1467,15 @@ LinkStats FlowNetwork::link_stats(LinkIndex l) const {
   s.active_flows = link.count;
   s.peak_flows = link.peak;
   // What lazy starts of the templates on the link counted for it (see "Held templates").
-  for (uint64_t m = tmpl_mask_.empty() ? 0 : tmpl_mask_[l]; m != 0; m &= m - 1) {
-    const Template& tm = templates_[static_cast<size_t>(std::countr_zero(m))];
-    if (!tm.charged) continue;
+  template_sets_[link.templates].ForEach([&](size_t t) {
+    const Template& tm = templates_[t];
+    if (!tm.charged) return;
     const auto it = std::lower_bound(tm.link_flow.begin(), tm.link_flow.end(),
                                      std::pair<LinkIndex, uint32_t>{l, 0});
     s.bytes_carried = s.bytes_carried + Bytes::Count(tm.pending_bytes);
     busy += tm.pending_busy[tm.flow_class[it->second]];
     s.peak_flows = std::max(s.peak_flows, 1u);
-  }
+  });
   s.busy_time = Duration::Picoseconds(busy);
   return s;
 }

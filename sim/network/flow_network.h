@@ -82,31 +82,37 @@
 // group into ordinary flows, each in the state it would have reached by then (in latency, or
 // in transfer at its bottleneck since its activation, with its start order), after taking back
 // what was counted in advance; flows of the group already complete stay counted. From there
-// the model runs as if the flows had been started one by one. A held flow that completes at
-// the instant another flow enters its link still counts towards that link's peak, as an
-// ordinary flow would (an instant's completions leave after its activations). A group's
-// completion is reported once, at its last flow's completion time and in that flow's place
-// in the report order. tests/network/flow_group_test.cc compares groups with flow-by-flow
-// starts on derived cases and on random phases.
+// the model runs as if the flows had been started one by one. In a group of four flows or
+// more, whose other held flows complete after this instant, only the flow held on that link
+// is made ordinary (SplitFlow): the others are still alone on their links, so their
+// predicted times stand, and the group is re-queued to wake the caller at their completion
+// instants and report them at the last one's (a group splits at most a quarter of its flows
+// before it is made ordinary whole, since each split scans its flows). A held flow that completes
+// at the instant another flow enters its link still counts towards that link's peak, as an ordinary
+// flow would (an instant's completions leave after its activations). A group's completion is
+// reported once, at its last flow's completion time and in that flow's place in the report order.
+// tests/network/flow_group_test.cc compares groups with flow-by-flow starts on derived cases and on
+// random phases.
 //
 // Held templates. The same phase (the same FlowPath objects) is started thousands of times in
 // a step, each time on links nothing else uses. A caller that keeps a GroupCache beside the
 // phase lets StartGroup recognize it: at its second start, if its flows meet neither each
 // other nor a route twice, the phase becomes a template (at most kMaxTemplates, of at least
 // template_min_flows flows): its flattened routes, each flow's latency and bottleneck class
-// (flows of one bottleneck drain the same bytes in the same time), and a bit in a per-link
-// mask. A template is clean when each of its links is idle-equivalent — nothing crosses it and
-// any hold on it ended strictly before now and at or before the last instant whose
-// completions were processed, a state every read treats as an untouched link — apart from
-// the template's own latest hold, and no flow, hold or exclusion has touched them since. An
-// eager StartGroup of a template that holds every flow leaves its links holding exactly that
-// group's holds, so it makes the template clean; any other access of its links (Touch, in
-// Activate and in the eager pass) makes it dirty. A clean template whose latest hold has
-// ended, and whose link-sharing templates' lazy holds have too, starts lazily: the eager pass
-// would find every link idle and hold every flow, so the group is queued with the same ticks,
-// and the links are not written. What the holds would have counted is added to the template
-// (bytes once per start, busy time per bottleneck class), and link_stats adds it to each link
-// of the template: integer sums, so the order they are added in cannot change a figure; a
+// (flows of one bottleneck drain the same bytes in the same time), and its number in the set
+// of templates crossing each of its links (a link's record holds the number of its set, one of
+// the few distinct sets, so that reading it costs no miss beyond the link's own). A template is
+// clean when each of its links is idle-equivalent — nothing crosses it and any hold on it ended
+// strictly before now and at or before the last instant whose completions were processed, a state
+// every read treats as an untouched link — apart from the template's own latest hold, and no flow,
+// hold or exclusion has touched them since. An eager StartGroup of a template that holds every flow
+// leaves its links holding exactly that group's holds, so it makes the template clean; any other
+// access of its links (Touch, in Activate and in the eager pass) makes it dirty. A clean template
+// whose latest hold has ended, and whose link-sharing templates' lazy holds have too, starts
+// lazily: the eager pass would find every link idle and hold every flow, so the group is queued
+// with the same ticks, and the links are not written. What the holds would have counted is added to
+// the template (bytes once per start, busy time per bottleneck class), and link_stats adds it to
+// each link of the template: integer sums, so the order they are added in cannot change a figure; a
 // charged link's peak is at least 1, as a hold makes it (peak is a running maximum).
 // The first access of a link of a lazy hold that has not ended (Touch) writes its holds
 // exactly as the eager pass would have (no other write reached those links meanwhile), and
@@ -121,7 +127,9 @@
 #ifndef PLACESIM_SIM_NETWORK_FLOW_NETWORK_H_
 #define PLACESIM_SIM_NETWORK_FLOW_NETWORK_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <utility>
@@ -130,6 +138,7 @@
 #include "base/status.h"
 #include "base/units.h"
 #include "sim/engine/event_queue.h"
+#include "sim/network/internal/template_mask.h"
 #include "sim/network/internal/time_buckets.h"
 
 namespace placesim::sim {
@@ -257,6 +266,9 @@ class FlowNetwork {
                         int64_t extra_steps, uint64_t tag, GroupCache* cache = nullptr);
   // Phases of fewer flows than this never become templates (default 256; tests lower it).
   void set_template_min_flows(size_t flows) { template_min_flows_ = flows; }
+  // Solver epochs are restarted (every mark cleared) before they pass this (default and most
+  // 2^32 - 1, what a link's mark holds; tests lower it to restart them often).
+  void set_epoch_limit(uint64_t limit) { epoch_limit_ = std::min(limit, kEpochLimit); }
 
   // Starts the flows StartGroup would (the same paths, bytes, extra latency, tag and start
   // order) as one closed phase when every link they cross is idle now (nothing crosses it, no
@@ -366,7 +378,9 @@ class FlowNetwork {
     int64_t bytes_carried = 0;
     int64_t busy_ps = 0;
     int64_t busy_since_ps = 0;
-    uint64_t seen_epoch = 0;  // solver scratch
+    uint32_t seen_epoch = 0;  // solver scratch (see ResetEpochs)
+    // The set of held templates crossing the link: an index of template_sets_, 0 for none.
+    uint32_t templates = 0;
     Crossing solo{};          // the crossing when list == kNoList and count == 1
     uint32_t list = kNoList;  // index into lists_ of its crossings, kNoList when inline
     uint32_t count = 0;       // flows in transfer phase, one per crossing
@@ -433,6 +447,7 @@ class FlowNetwork {
     std::vector<Tick> ticks;
     int64_t size = 0;
     uint32_t held = 0;       // flows not left out
+    uint32_t splits = 0;     // flows made ordinary one by one (SplitFlow)
     uint64_t first_seq = 0;  // flow j has start_seq first_seq + j
     uint64_t tag = 0;
     uint32_t generation = 0;  // entries carry it (Pending::version >> 1): older ones are stale
@@ -442,8 +457,9 @@ class FlowNetwork {
     bool lazy = false;
   };
   // A phase started as a held template: see "Held templates".
-  static constexpr size_t kMaxTemplates = 64;  // bits of a per-link mask
-  struct TemplateVariant {                     // the times of one (size, extra_steps) of a template
+  using TemplateMask = internal::TemplateMask;
+  static constexpr size_t kMaxTemplates = TemplateMask::kBits;
+  struct TemplateVariant {  // the times of one (size, extra_steps) of a template
     int64_t size = 0;
     int64_t extra_steps = 0;
     bool usable = false;                // no time saturates
@@ -465,7 +481,7 @@ class FlowNetwork {
     std::vector<double> class_rate;
     std::vector<int64_t> latency_ps;  // per flow of the phase: its route latency
     std::vector<std::pair<LinkIndex, uint32_t>> link_flow;  // (link, held flow k), sorted
-    uint64_t conflicts = 0;  // templates sharing a link with it, itself included
+    TemplateMask conflicts;  // templates sharing a link with it, itself included
     std::vector<TemplateVariant> variants;
     // Counted by lazy starts, added by link_stats: bytes per link, busy time per class.
     int64_t pending_bytes = 0;
@@ -512,6 +528,11 @@ class FlowNetwork {
   // spent, else its group is made ordinary.
   void ReleaseHold(LinkIndex l);
   void MakeOrdinary(uint32_t g);
+  // Makes held flow j of group g, whose hold ends after now, an ordinary flow and keeps the
+  // group for the others; false, having done nothing, when the group must go whole.
+  bool SplitFlow(uint32_t g, uint32_t j);
+  // Held flow j of `group`, whose hold ends after now, as the ordinary flow it would be now.
+  void Unhold(const Group& group, size_t j);
   void CompleteGroup(uint32_t g);
   // Held templates. The template of `paths` per `cache`, registering it at its second start;
   // -1 when it has none.
@@ -526,24 +547,27 @@ class FlowNetwork {
   // Whether template t's latest hold is idle-equivalent on every link (see "Held templates").
   bool HoldEnded(const Template& t) const;
   // Called before reading link l's state: dirties the templates on it, writing the holds of
-  // those holding it lazily.
+  // those holding it lazily. It reads the link's record (Link::templates), which the caller
+  // reads next, and the set's mask only for a link that a template crosses.
   void Touch(LinkIndex l) {
-    if (tmpl_mask_.empty()) return;
-    const uint64_t m = tmpl_mask_[l];
-    if ((m & (lazy_live_ | ~overflowed_)) == 0) return;
-    if ((m & lazy_live_) != 0) MaterializeHolds(m & lazy_live_);
-    if ((m & ~overflowed_) != 0) LogTouch(l, m & ~overflowed_);
+    const uint32_t s = links_[l].templates;
+    if (s == 0) return;
+    const TemplateMask& m = template_sets_[s];
+    if (m.Meets(lazy_live_)) MaterializeHolds(m & lazy_live_);
+    if (!(m & ~overflowed_).Any()) return;
+    LogTouch(l, m & ~overflowed_);
   }
   // Records a write of link l made with no Touch before it (MakeOrdinary).
   void LogWrite(LinkIndex l) {
-    if (tmpl_mask_.empty()) return;
-    const uint64_t m = tmpl_mask_[l] & ~overflowed_;
-    if (m != 0) LogTouch(l, m);
+    const uint32_t s = links_[l].templates;
+    if (s == 0) return;
+    const TemplateMask m = template_sets_[s] & ~overflowed_;
+    if (m.Any()) LogTouch(l, m);
   }
   // Makes the templates of `m` dirty, recording l in their logs (see Template::touched).
-  void LogTouch(LinkIndex l, uint64_t m);
+  void LogTouch(LinkIndex l, const TemplateMask& m);
   // Makes the templates of `m` dirty with no log: the next start of each is eager.
-  void Overflow(uint64_t m) {
+  void Overflow(const TemplateMask& m) {
     clean_ &= ~m;
     overflowed_ |= m;
   }
@@ -558,7 +582,11 @@ class FlowNetwork {
   // After StartGroup held `group` of template t eagerly: clean, with a log of the links of the
   // template's flows it left out.
   void AfterEagerStart(uint32_t t, const Group& group);
-  void MaterializeHolds(uint64_t templates);
+  // Writes the lazy holds of the templates of `templates` (of template t) that have not ended.
+  void MaterializeHolds(const TemplateMask& templates);
+  void MaterializeHold(size_t t);
+  // The number of set m in template_sets_, adding it when new.
+  uint32_t TemplateSetOf(const TemplateMask& m);
   // Queues one tick of group g at `t`.
   void PushTick(uint32_t g, Group& group, int64_t t, bool completion, bool final_tick, size_t key);
   void FreeGroup(uint32_t g);
@@ -586,6 +614,8 @@ class FlowNetwork {
   void SolveComponent(LinkIndex seed);
   void CollectComponent(LinkIndex seed, uint64_t epoch);
   void FillProgressively(uint64_t epoch);
+  // Clears every solver mark and restarts the epochs at 0, so that they fit Link::seen_epoch.
+  void ResetEpochs();
   void ApplyRate(uint32_t slot, double rate);
   void PushCompletion(uint32_t slot, int64_t finish_ps);
   bool IsStale(const Pending& p) const;
@@ -665,12 +695,14 @@ class FlowNetwork {
   std::vector<uint32_t> free_groups_;
   std::vector<int64_t> tick_times_;  // scratch of PushTicks
   std::vector<Template> templates_;
-  std::vector<uint32_t> lazy_out_;      // scratch of StartLazy
-  std::vector<uint64_t> tmpl_mask_;     // per link: the templates crossing it; empty when none
-  uint64_t clean_ = 0;                  // templates that are clean
-  uint64_t lazy_live_ = 0;              // templates whose latest hold is lazy and not written
-  uint64_t overflowed_ = ~uint64_t{0};  // dirty templates with no usable log
-  uint64_t serial_ = 0;                 // this network's GroupCache::network
+  std::vector<uint32_t> lazy_out_;  // scratch of StartLazy
+  // The distinct sets of templates that cross a link (Link::templates); [0] is the empty set.
+  std::vector<TemplateMask> template_sets_{TemplateMask{}};
+  std::map<TemplateMask, uint32_t> template_set_index_;  // template_sets_[i] -> i
+  TemplateMask clean_;                                   // templates that are clean
+  TemplateMask lazy_live_;                               // latest hold lazy and not written
+  TemplateMask overflowed_ = TemplateMask::All();        // dirty templates with no usable log
+  uint64_t serial_ = 0;                                  // this network's GroupCache::network
   size_t template_min_flows_ = 256;
   // Links whose hold ended at this instant and that a flow entered since: the held flow still
   // counts towards their peak until this instant's completions are processed, as it would
@@ -684,6 +716,8 @@ class FlowNetwork {
   bool deep_prefetch_ = false;
   uint64_t next_start_seq_ = 0;
   uint64_t epoch_ = 0;
+  static constexpr uint64_t kEpochLimit = ~uint32_t{0};
+  uint64_t epoch_limit_ = kEpochLimit;
   uint64_t version_ = 0;
   size_t live_flows_ = 0;
   SolverStats solver_stats_;

@@ -33,8 +33,10 @@ using testing::Path;
 // Runs `transfers` (sorted by start) to the end, each as one group when `grouped`; a transfer
 // naming a phase starts that phase's flows, passing its GroupCache so that a phase started
 // again and again is held as a template (from its third start on, phases of any size).
+// epoch_limit > 0 sets the grouped network's FlowNetwork::set_epoch_limit.
 Outcome Simulate(const std::vector<LinkSpec>& specs, const std::vector<Transfer>& transfers,
-                 bool grouped, const std::vector<std::vector<FlowPath>>& phases = {}) {
+                 bool grouped, const std::vector<std::vector<FlowPath>>& phases = {},
+                 uint64_t epoch_limit = 0) {
   std::vector<GroupCache> caches(phases.size());
   std::vector<testing::TransferView> views;
   for (const Transfer& x : transfers) {
@@ -43,6 +45,7 @@ Outcome Simulate(const std::vector<LinkSpec>& specs, const std::vector<Transfer>
   }
   const auto start_as_one = [&](FlowNetwork& net, size_t k, Outcome& out) {
     if (!grouped) return false;
+    if (k == 0 && epoch_limit > 0) net.set_epoch_limit(epoch_limit);
     const testing::TransferView& x = views[k];
     GroupCache* cache = transfers[k].phase >= 0 ? &caches[transfers[k].phase] : nullptr;
     out.groups.push_back(net.StartGroup(x.start, x.paths, x.size, x.extra_steps, k, cache));
@@ -100,6 +103,34 @@ TEST(FlowGroup, AFlowJoiningAGroupLinkMakesItOrdinary) {
   EXPECT_EQ(grouped.ends[1], std::make_pair(Milliseconds(100).picoseconds(), uint64_t{1}));
   EXPECT_EQ(grouped.links[0].peak_flows, 2u);
   EXPECT_EQ(grouped.links[0].busy_time, Milliseconds(100));
+  ExpectSame(grouped, Simulate(links, transfers, false));
+}
+
+TEST(FlowGroup, AFlowJoiningOneFlowOfALargerGroupSplitsItOff) {
+  // Group of four 1 GB flows, each alone on its link: links 0 to 2 at 20 GB/s (50 ms), link 3
+  // at 10 GB/s (100 ms). Flow b joins link 0 at 10 ms: as above, group flow 0 ends at 90 ms and
+  // b at 100 ms; flows 1 and 2 still end at 50 ms and flow 3 at 100 ms, so the group's
+  // transfer ends at 100 ms with flow 3 (start order 3), reported before b (start order 4).
+  // Only flow 0 becomes ordinary; the caller is still woken at 50 ms.
+  const std::vector<LinkSpec> links = {{GBps(20), Duration::Zero()},
+                                       {GBps(20), Duration::Zero()},
+                                       {GBps(20), Duration::Zero()},
+                                       {GBps(10), Duration::Zero()}};
+  const std::vector<Transfer> transfers = {
+      {SimTime::Zero(),
+       {Path(links, {0}), Path(links, {1}), Path(links, {2}), Path(links, {3})},
+       GB(1)},
+      {Milliseconds(10), {Path(links, {0})}, GB(1)}};
+  const Outcome grouped = Simulate(links, transfers, true);
+  EXPECT_EQ(grouped.groups[0], GroupStart::kStarted);
+  ASSERT_EQ(grouped.ends.size(), 2u);
+  EXPECT_EQ(grouped.ends[0], std::make_pair(Milliseconds(100).picoseconds(), uint64_t{0}));
+  EXPECT_EQ(grouped.ends[1], std::make_pair(Milliseconds(100).picoseconds(), uint64_t{1}));
+  EXPECT_NE(std::find(grouped.wakes.begin(), grouped.wakes.end(), Milliseconds(50).picoseconds()),
+            grouped.wakes.end());
+  EXPECT_EQ(grouped.links[0].peak_flows, 2u);
+  EXPECT_EQ(grouped.links[0].busy_time, Milliseconds(100));
+  EXPECT_EQ(grouped.links[1].busy_time, Milliseconds(50));
   ExpectSame(grouped, Simulate(links, transfers, false));
 }
 
@@ -185,6 +216,59 @@ TEST(FlowGroup, RandomTransfersMatchFlowByFlow) {
   }
 }
 
+// Random shared phases on `links` lo_links to hi_links links, and transfers that start them
+// (some one-off instead) at multiples of 50 us up to `horizon` of them, with sizes and steps
+// varying per start. Each phase has 1 to max_flows flows of up to 3 links.
+struct RepeatedCase {
+  std::vector<LinkSpec> links;
+  std::vector<std::vector<FlowPath>> phases;
+  std::vector<Transfer> transfers;
+};
+struct RepeatedShape {
+  int lo_links, hi_links;
+  int lo_phases, hi_phases;
+  int max_flows;
+  int lo_transfers, hi_transfers;
+  int horizon;
+};
+RepeatedCase RandomRepeatedCase(uint32_t seed, const RepeatedShape& shape) {
+  std::mt19937 rng(seed);
+  auto uniform = [&rng](int lo, int hi) { return Uniform(rng, lo, hi); };
+  RepeatedCase c;
+  c.links = RandomLinks(rng, shape.lo_links, shape.hi_links);
+  const int num_links = static_cast<int>(c.links.size());
+  auto random_paths = [&](int max_flows) {
+    std::vector<FlowPath> paths;
+    const int flows = uniform(1, max_flows);
+    for (int f = 0; f < flows; ++f) {
+      std::vector<LinkIndex> route;
+      const int hops = uniform(0, 3);
+      for (int h = 0; h < hops; ++h)
+        route.push_back(static_cast<LinkIndex>(uniform(0, num_links - 1)));
+      paths.push_back(Path(c.links, route));
+    }
+    return paths;
+  };
+  c.phases.resize(static_cast<size_t>(uniform(shape.lo_phases, shape.hi_phases)));
+  for (std::vector<FlowPath>& p : c.phases) p = random_paths(shape.max_flows);
+  const int num_transfers = uniform(shape.lo_transfers, shape.hi_transfers);
+  for (int k = 0; k < num_transfers; ++k) {
+    Transfer x;
+    x.start = Microseconds(uniform(0, shape.horizon) * 50);
+    x.size = KB(uniform(1, 3) * 125 * (uniform(0, 5) == 0 ? 0 : 1));
+    x.extra_steps = uniform(0, 5) == 0 ? 1 : 0;
+    if (uniform(0, 4) == 0) {
+      x.paths = random_paths(3);
+    } else {
+      x.phase = uniform(0, static_cast<int>(c.phases.size()) - 1);
+    }
+    c.transfers.push_back(std::move(x));
+  }
+  std::stable_sort(c.transfers.begin(), c.transfers.end(),
+                   [](const Transfer& a, const Transfer& b) { return a.start < b.start; });
+  return c;
+}
+
 TEST(FlowGroup, RepeatedPhasesHeldAsTemplatesMatchFlowByFlow) {
   // Phases started again and again become templates: once clean, a start writes nothing on
   // the links, and the first flow or group that touches one before the holds end writes them
@@ -192,42 +276,23 @@ TEST(FlowGroup, RepeatedPhasesHeldAsTemplatesMatchFlowByFlow) {
   // overlapping each other and one-off transfers, with sizes and steps varying per start:
   // every outcome must equal the flow-by-flow run's.
   for (uint32_t seed = 1; seed <= 3000; ++seed) {
-    std::mt19937 rng(seed);
-    auto uniform = [&rng](int lo, int hi) { return Uniform(rng, lo, hi); };
-    const std::vector<LinkSpec> links = RandomLinks(rng, 6, 40);
-    const int num_links = static_cast<int>(links.size());
-    auto random_paths = [&](int max_flows) {
-      std::vector<FlowPath> paths;
-      const int flows = uniform(1, max_flows);
-      for (int f = 0; f < flows; ++f) {
-        std::vector<LinkIndex> route;
-        const int hops = uniform(0, 3);
-        for (int h = 0; h < hops; ++h)
-          route.push_back(static_cast<LinkIndex>(uniform(0, num_links - 1)));
-        paths.push_back(Path(links, route));
-      }
-      return paths;
-    };
-    std::vector<std::vector<FlowPath>> phases(static_cast<size_t>(uniform(1, 3)));
-    for (std::vector<FlowPath>& p : phases) p = random_paths(12);
-    std::vector<Transfer> transfers;
-    const int num_transfers = uniform(4, 30);
-    for (int k = 0; k < num_transfers; ++k) {
-      Transfer x;
-      x.start = Microseconds(uniform(0, 40) * 50);
-      x.size = KB(uniform(1, 3) * 125 * (uniform(0, 5) == 0 ? 0 : 1));
-      x.extra_steps = uniform(0, 5) == 0 ? 1 : 0;
-      if (uniform(0, 4) == 0) {
-        x.paths = random_paths(3);
-      } else {
-        x.phase = uniform(0, static_cast<int>(phases.size()) - 1);
-      }
-      transfers.push_back(std::move(x));
-    }
-    std::stable_sort(transfers.begin(), transfers.end(),
-                     [](const Transfer& a, const Transfer& b) { return a.start < b.start; });
+    const RepeatedCase c = RandomRepeatedCase(seed, {6, 40, 1, 3, 12, 4, 30, 40});
     SCOPED_TRACE(seed);
-    ExpectSame(Simulate(links, transfers, true, phases), Simulate(links, transfers, false, phases));
+    ExpectSame(Simulate(c.links, c.transfers, true, c.phases),
+               Simulate(c.links, c.transfers, false, c.phases));
+  }
+}
+
+TEST(FlowGroup, ManyTemplatesMatchFlowByFlow) {
+  // More phases than one machine word of templates, and at times more than kMaxTemplates, on
+  // few links: a link lies in many templates' sets, sets are shared and grown as templates
+  // register, logs fill and overflow. The grouped runs restart the solver's epochs every few
+  // solves (set_epoch_limit), so that the restart is exercised too; neither may move an outcome.
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    const RepeatedCase c = RandomRepeatedCase(seed, {8, 48, 60, 300, 4, 200, 900, 600});
+    SCOPED_TRACE(seed);
+    ExpectSame(Simulate(c.links, c.transfers, true, c.phases, /*epoch_limit=*/3 + seed % 8),
+               Simulate(c.links, c.transfers, false, c.phases));
   }
 }
 
