@@ -569,6 +569,7 @@ struct EstimateInputs {
   Duration overhead;  // per kernel
   Bytes bucket;       // the gradient bucket, at least 1 byte
   bool tp_comm_overlap = false;
+  HostDispatch host;
   bool per_parameter = false;      // DeepSpeed ZeRO-3's gathers (FrameworkDefaults)
   std::vector<int64_t> matrices;   // LayerWeightMatrices
   std::vector<int64_t> refetched;  // RefetchAfterRecompute's matrices
@@ -815,6 +816,39 @@ void HideBesideWeightGradients(const EstimateInputs& in, const RankRole& role, i
   }
 }
 
+// How long one micro-batch's layer passes of `role` wait for the host (HostDispatch): per
+// layer, the host's time for the pass less the pass's kernels (their roofline time and
+// per-kernel overhead), when positive; forward, backward (input and weight together, as
+// autograd issues them) and recompute, each over the role's layers.
+struct HostWaits {
+  Duration forward, backward, recompute;
+};
+HostWaits HostWaitsOf(const EstimateInputs& in, const RankRole& role) {
+  const cost::PassCosts& pc = in.costs;
+  const int64_t parts =
+      in.training->context_parallel_comm == ContextParallelComm::kAllGather ? 1 : pc.cp;
+  const auto wait = [&](const cost::LayerPass& pass, int64_t attention_parts, Duration extra,
+                        int64_t extra_kernels, Duration host) {
+    Duration time = extra;
+    int64_t kernels = extra_kernels;
+    AddLayerPass(in.roof, pass, attention_parts, 1, time, kernels);
+    return NonNegative(host - (time + in.overhead * kernels)) * role.layers;
+  };
+  HostWaits w;
+  if (in.host.forward > Duration::Zero()) {
+    w.forward = wait(pc.forward, parts, Duration::Zero(), 0, in.host.forward);
+    if (pc.recompute != Recompute::kNone) {
+      w.recompute = wait(pc.recompute_pass, pc.recompute == Recompute::kFull ? parts : 1,
+                         Duration::Zero(), 0, in.host.forward);
+    }
+  }
+  if (in.host.backward > Duration::Zero()) {
+    w.backward =
+        wait(pc.backward_input, parts, in.roof.Op(pc.backward_weight), 1, in.host.backward);
+  }
+  return w;
+}
+
 StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   const Plan& plan = *in.plan;
   const MeshShape& mesh = in.strategy->mesh;
@@ -831,8 +865,10 @@ StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   }
   // Per-micro-batch windows: the compute-stream time of one micro-batch's forward and
   // backward (recompute included), kernel overheads included.
-  const Duration c_fwd = w.forward + in.overhead * w.forward_kernels;
-  const Duration c_bwd = w.backward + w.recompute + in.overhead * w.backward_kernels;
+  const HostWaits host = HostWaitsOf(in, role);
+  const Duration c_fwd = w.forward + host.forward + in.overhead * w.forward_kernels;
+  const Duration c_bwd =
+      w.backward + w.recompute + host.backward + host.recompute + in.overhead * w.backward_kernels;
   const Duration t_compute = (c_fwd + c_bwd) * m;
   const UnitLayout layout = UnitsOf(in, role);
   RoleComm comm = ChargeCollectives(in, role, layout);
@@ -850,8 +886,8 @@ StepEstimate EstimateRole(const EstimateInputs& in, const RankRole& role) {
   }
   StepEstimate e;
   e.parts = {
-      (w.forward + w.backward) * m,
-      w.recompute * m,
+      (w.forward + w.backward + host.forward + host.backward) * m,
+      (w.recompute + host.recompute) * m,
       in.overhead * kernels,
       optimizer,
       Scaled(t_compute, plan.bubble_fraction),
@@ -969,7 +1005,7 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
             EstimateStep(model, training, *strategy, cluster, *plan,
                          GradientBucket(CandidateBucket(s.candidate, options.gradient_bucket),
                                         *strategy, training, std::nullopt),
-                         s.candidate.tp_comm_overlap.value_or(false));
+                         s.candidate.tp_comm_overlap.value_or(false), options.host);
         s.memory = plan->largest().memory.total;
         s.capacity = plan->largest().memory.capacity;
         r.feasible.push_back(std::move(s));
@@ -1263,7 +1299,8 @@ bool UsesGradientBuckets(const StrategySpec& strategy) {
 
 StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                           const StrategySpec& strategy, const topology::ClusterSpec& cluster,
-                          const Plan& plan, Bytes gradient_bucket, bool tp_comm_overlap) {
+                          const Plan& plan, Bytes gradient_bucket, bool tp_comm_overlap,
+                          const HostDispatch& host) {
   const topology::DeviceSpec& gpu = cluster.node.gpu;
   EstimateInputs in;
   in.model = &model;
@@ -1282,6 +1319,7 @@ StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
   in.overhead = gpu.kernel_overhead;
   in.bucket = std::max(Bytes::Count(1), gradient_bucket);
   in.tp_comm_overlap = tp_comm_overlap;
+  in.host = host;
   const FrameworkOverheads framework = FrameworkDefaults(strategy.name);
   in.per_parameter = framework.gather == GatherGranularity::kPerParameter;
   in.matrices = LayerWeightMatrices(model.transformer);

@@ -287,8 +287,17 @@ struct ScreenedCandidate {
   Bytes headroom() const { return capacity - memory; }
 };
 
+// Host time to issue one layer's kernels per pass (the scenario's simulation.host_time_per_layer
+// and host_time_per_layer_backward): a layer pass whose kernels are shorter waits for the host,
+// as the executor charges it (docs/overheads.md, "Host dispatch"). Zero: no wait.
+struct HostDispatch {
+  Duration forward;   // forward and recompute passes
+  Duration backward;  // a backward pass: backward-input and backward-weight together
+};
+
 struct SearchOptions {
   int jobs = 1;  // threads; the result does not depend on it
+  HostDispatch host;
   // The bucket that stays exposed after backward; unset: each candidate's framework default
   // (GradientBucket: Megatron-LM's for megatron and zero1, PyTorch DDP's 25 MiB otherwise).
   std::optional<Bytes> gradient_bucket;
@@ -320,11 +329,14 @@ StatusOr<SearchResult> ScreenCandidates(const ModelSpec& model, const TrainingSp
                                         const SearchOptions& options = {});
 
 // The analytic estimate of one candidate from its plan (exposed for tests and reports);
-// `tp_comm_overlap` charges tensor-parallel traffic as chunked blocks (see "overlap").
+// `tp_comm_overlap` charges tensor-parallel traffic as chunked blocks (see "overlap"); a layer
+// pass shorter than `host`'s time for it is charged that time, the difference in `compute`
+// (recompute passes: in `recompute`).
 // REQUIRES: the model has an architecture; the GPU has a peak rate for the precision.
 StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
                           const StrategySpec& strategy, const topology::ClusterSpec& cluster,
-                          const Plan& plan, Bytes gradient_bucket, bool tp_comm_overlap = false);
+                          const Plan& plan, Bytes gradient_bucket, bool tp_comm_overlap = false,
+                          const HostDispatch& host = {});
 
 // "+12% exposed dp communication": the part whose time exceeds the best's by the most, as a
 // share of the best total; "no part above the best" when no part exceeds the best's.

@@ -152,6 +152,9 @@ StatusOr<SearchStudy> RunSearchStudy(const sim::Scenario& scenario,
   strategies::SearchOptions options;
   options.jobs = static_cast<int>(study.threads);
   options.gradient_bucket = scenario.simulation.gradient_bucket_size;
+  options.host = {scenario.simulation.host_time_per_layer,
+                  scenario.simulation.host_time_per_layer_backward.value_or(
+                      scenario.simulation.host_time_per_layer)};
   options.analyze.prefetch_depth = scenario.simulation.prefetch_depth;
   const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(strategies::SearchResult result,
