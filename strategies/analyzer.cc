@@ -102,6 +102,8 @@ const char* CommPurposeName(CommPurpose p) {
       return "param-fetch";
     case CommPurpose::kParamRefetch:
       return "param-refetch";
+    case CommPurpose::kSavedActivationGather:
+      return "saved-activation-gather";
   }
   return "unknown";
 }
@@ -168,6 +170,9 @@ struct Context {
   Recompute recompute = Recompute::kNone;
   int shard_group = 1;  // dp ranks one ZeRO shard spans (hybrid sharding), dense params
   bool cp_joins_dp = false;
+  // Gathered parameters freed after each unit's forward (FULL_SHARD), else held until its
+  // backward (SHARD_GRAD_OP): AnalyzeOptions::reshard_after_forward.
+  bool reshard = true;
   // What each dense layer gathers again after its full recompute (DeepSpeed ZeRO-3's reuse
   // distance); empty when nothing is.
   LayerRefetch refetch;
@@ -380,11 +385,16 @@ void AddDataParallelComm(const Context& c, RankRole& role, Axis axis, const char
                               group_name));
   }
   if (t_gather) {
-    AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params, 2 * c.m,
-                  model_part.param_gather,
-                  fmt::format("{} params all-gathered over {} before use, in forward and again "
-                              "in backward, every micro-batch",
-                              part, group_name));
+    // Streamed (offloaded) parameters are fetched for every use either way.
+    const bool held = !c.reshard && theta == Mode::kShardedGather;
+    AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, params,
+                  held ? c.m : 2 * c.m, model_part.param_gather,
+                  held ? fmt::format("{} params all-gathered over {} before use in forward, "
+                                     "held through backward, every micro-batch",
+                                     part, group_name)
+                       : fmt::format("{} params all-gathered over {} before use, in forward "
+                                     "and again in backward, every micro-batch",
+                                     part, group_name));
     if (theta == Mode::kShardedGather) {
       AddCollective(role, CollectiveKind::kAllGather, axis, State::kParams, n, refetch, c.m,
                     CommPurpose::kParamRefetch,
@@ -497,8 +507,11 @@ void AddActivations(const Context& c, int i, RankRole& role) {
   const bool first = i == 0;
   const bool last = i == c.pp - 1;
   MemoryBreakdown& mem = role.memory;
-  const Bytes act_per_layer = ActivationBytesPerLayer(
-      t, c.training->micro_batch, c.s_local, c.tp, c.sp, c.recompute, c.training->flash_attention);
+  // A kept input split over tp by sequence parallelism or by distributed saved activations.
+  const bool split_kept = c.sp || DistributesSavedActivations(*c.training, c.tp, c.sp, c.recompute);
+  const Bytes act_per_layer =
+      ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, split_kept, c.recompute,
+                              c.training->flash_attention);
   const int64_t chunks = ChunksInFlight(c, i);
   role.microbatches_in_flight = c.pp > 1 ? static_cast<double>(chunks) / c.v : 1;
   const int64_t layers_per_chunk = CeilDiv(role.layers, c.v);
@@ -557,6 +570,13 @@ void AddGatherAndStagingBuffers(const Context& c, int i, MemoryBreakdown& mem) {
   const int64_t unit = UnitElements(c, i, i == 0, i == c.pp - 1);
   if (theta_gathered && !c.Offloaded(State::kParams)) {
     mem.gather_buffers = Bytes::Count(unit * c.bpp.params) * (c.options.prefetch_depth + 1);
+    if (!c.reshard) {
+      // Held from forward to backward: when the backward starts, every unit of the stage is
+      // whole (more than depth + 1 units whenever the stage has more).
+      const Slice sl = ModelSlice(c, State::kParams, i);
+      mem.gather_buffers =
+          std::max(mem.gather_buffers, Bytes::Count((sl.dense + sl.expert) * c.bpp.params));
+    }
     if (c.DataDivisorDense(State::kGrads) > 1) {
       // The unit's full gradient exists until its reduce-scatter completes.
       mem.gather_buffers += Bytes::Count(unit * c.bpp.grads);
@@ -650,6 +670,11 @@ void AddTensorParallelCollectives(const Context& c, int i, const ActivationTraff
     AddCollective(role, c.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
                   Axis::kTensor, State::kActivations, c.tp, a.buffer, c.m * a.fwd_passes,
                   CommPurpose::kEmbeddingCombine, "vocab-parallel embedding output combined");
+  }
+  if (DistributesSavedActivations(*c.training, c.tp, c.sp, c.recompute)) {
+    AddCollective(role, CollectiveKind::kAllGather, Axis::kTensor, State::kActivations, c.tp,
+                  a.buffer, role.layers * c.m, CommPurpose::kSavedActivationGather,
+                  "each layer's distributed saved input all-gathered before its recompute");
   }
 }
 
@@ -1357,6 +1382,7 @@ Context MakeContext(const ModelSpec& model, const TrainingSpec& training,
   }
   const int g = strategy.shard_group_size;
   c.shard_group = (g > 0 && g <= c.dp && c.dp % g == 0) ? g : c.dp;
+  c.reshard = options.reshard_after_forward.value_or(true);
   // DeepSpeed's re-fetch after recompute: per-parameter gathers of a dense model under full
   // recompute, with a reuse distance (the scenario's, else the preset's framework's). Only S*
   // parameters are gathered, which AddDataParallelComm checks.
@@ -1366,7 +1392,7 @@ Context MakeContext(const ModelSpec& model, const TrainingSpec& training,
   const std::optional<int64_t> reuse = options.max_reuse_distance.has_value()
                                            ? options.max_reuse_distance
                                            : framework.max_reuse_distance;
-  if (c.arch && reuse.has_value() && per_parameter && model.transformer.experts <= 1 &&
+  if (c.arch && c.reshard && reuse.has_value() && per_parameter && model.transformer.experts <= 1 &&
       c.recompute == Recompute::kFull && !c.Offloaded(State::kParams)) {
     c.refetch = RefetchAfterRecompute(model.transformer, c.tp, *reuse);
   }

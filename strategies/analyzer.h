@@ -60,6 +60,13 @@ struct AnalyzeOptions {
   // all-gathered again, every micro-batch (CommPurpose::kParamRefetch).
   std::optional<bool> gather_per_parameter;
   std::optional<int64_t> max_reuse_distance;
+  // Gathered (S*) parameters freed after each unit's forward and all-gathered again for its
+  // backward (true: FSDP FULL_SHARD, DeepSpeed ZeRO-3), or held from a micro-batch's forward
+  // to its backward (false: FSDP SHARD_GRAD_OP): one gather per unit and micro-batch instead
+  // of two, none re-fetched after recompute, and the stage's whole gathered parameters on the
+  // device at the turn from forward to backward. Meant for pp = 1 (the simulator refuses
+  // false with pipeline parallelism). Unset: true.
+  std::optional<bool> reshard_after_forward;
 };
 
 // Builds the plan. Returns kInvalidArgument (every problem at once, one per line) only when

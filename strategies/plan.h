@@ -103,6 +103,9 @@ enum class CommPurpose : uint8_t {
   // Data-parallel again: the weight matrices DeepSpeed ZeRO-3 released after a layer's full
   // recompute, all-gathered again for its backward (stage3_max_reuse_distance).
   kParamRefetch,
+  // Tensor parallel again: a layer's input kept split over tp under full recompute,
+  // all-gathered before its recompute (Megatron-LM's --distribute-saved-activations).
+  kSavedActivationGather,
 };
 // A stable identifier: "grad-sync", "expert-grad-sync", ... (kebab case of the value).
 const char* CommPurposeName(CommPurpose p);

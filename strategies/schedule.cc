@@ -120,6 +120,7 @@ AnalyzeOptions ScheduleAnalyzeOptions(const ScheduleOptions& options) {
         *options.gather_granularity == GatherGranularity::kPerParameter;
   }
   analyze_options.max_reuse_distance = options.max_reuse_distance;
+  analyze_options.reshard_after_forward = options.reshard_after_forward;
   return analyze_options;
 }
 

@@ -160,6 +160,10 @@ struct ScheduleOptions {
   std::optional<bool> blocking_p2p = std::nullopt;
   // DeepSpeed ZeRO-3's stage3_max_reuse_distance in elements, >= 0 (FrameworkOverheads).
   std::optional<int64_t> max_reuse_distance = std::nullopt;
+  // Gathered parameters freed after each unit's forward (true, FSDP FULL_SHARD) or held until
+  // its backward in the same micro-batch (false, SHARD_GRAD_OP; pp = 1 only, CheckScope).
+  // Unset: true.
+  std::optional<bool> reshard_after_forward = std::nullopt;
 };
 
 // Whether `status` is BuildSchedules' refusal of a step over options.max_ops (and not another

@@ -405,6 +405,7 @@ struct RoleComm {
   // without overlap, FrameworkDefaults): exposed whole, summed over the step.
   Duration blocking;
   bool gathers = false;  // S*: every unit gathered before its forward and its backward
+  bool held = false;     // ... or before its forward only, held for its backward (SHARD_GRAD_OP)
   // S*, per unit in forward order: its gathers (one forward's, and again one backward's) and
   // its gradients' reduce-scatters beside the backward (not blocking), per micro-batch.
   std::vector<Duration> unit_gather, unit_reduce;
@@ -510,7 +511,8 @@ void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, cons
                         const Links& links, RoleComm& k) {
   const Bytes s = col.buffer_bytes;
   const bool refetch = col.reason == CommPurpose::kParamRefetch;
-  const bool gather = col.state == State::kParams && col.count == 2 * plan.micro_batches;
+  const bool gather =
+      col.reason == CommPurpose::kParamGather || col.reason == CommPurpose::kExpertParamGather;
   const auto time = [&](Bytes bytes) {
     return CallTime(col.kind, col.group_size, l, bytes, links);
   };
@@ -522,6 +524,7 @@ void ChargeDataParallel(const Collective& col, int64_t l, const Plan& plan, cons
     for (Duration t : units) one += t;
     if (gather) {
       k.gathers = true;
+      k.held = col.count != 2 * plan.micro_batches;  // one gather per micro-batch, not two
       AddTimes(k.unit_gather, units);
     } else if (blocking_reduce) {
       k.blocking += one * col.count;
@@ -603,9 +606,9 @@ RoleComm ChargeCollectives(const EstimateInputs& in, const RankRole& role,
   const Links links = LinksOf(*in.cluster);
   // S*: gradients then go unit by unit, not by bucket.
   const bool gathered_params =
-      std::any_of(role.collectives.begin(), role.collectives.end(), [&](const Collective& col) {
-        return IsDataAxis(col.axis) && col.state == State::kParams &&
-               col.count == 2 * plan.micro_batches;
+      std::any_of(role.collectives.begin(), role.collectives.end(), [](const Collective& col) {
+        return col.reason == CommPurpose::kParamGather ||
+               col.reason == CommPurpose::kExpertParamGather;
       });
   // The framework's reduction without overlap (docs/overheads.md); the estimate takes the
   // preset's default, not a scenario's override.
@@ -678,7 +681,8 @@ UnitCompute UnitComputeOf(const PassWork& w, const UnitLayout& u, Duration overh
 // prefetch: a unit's compute waits for its gather, and the next unit's gather runs beside it,
 // so what a unit's compute does not cover stays exposed: in the forward max(0, g_{i+1} - f_i),
 // then the backward's first gather (the last unit's) beside the last forward; in the backward
-// (last unit first) the previous unit's reduce-scatter and the next gather beside b_i.
+// (last unit first) the previous unit's reduce-scatter and the next gather beside b_i. Held
+// units (SHARD_GRAD_OP) have no backward gathers.
 // `next_forward`: the next micro-batch's first gather beside the last backward unit.
 Duration ExposedGathers(const RoleComm& k, const UnitCompute& c, bool next_forward) {
   const std::vector<Duration>& g = k.unit_gather;
@@ -689,13 +693,14 @@ Duration ExposedGathers(const RoleComm& k, const UnitCompute& c, bool next_forwa
   };
   Duration e;
   for (size_t i = 0; i < n; ++i) {
-    const Duration next = i + 1 < n ? g[i + 1] : g[n - 1];
+    const Duration next = i + 1 < n ? g[i + 1] : (k.held ? Duration::Zero() : g[n - 1]);
     e += NonNegative(next - c.forward[i]);
   }
   for (size_t k_ = n; k_-- > 0;) {  // backward: units n-1 .. 0
     const Duration queued = k_ + 1 < n ? reduce(k_ + 1) : Duration::Zero();
     if (k_ > 0) {
-      e += NonNegative(g[k_ - 1] + queued - c.backward[k_]);
+      // Held units are not gathered again in the backward.
+      e += NonNegative((k.held ? Duration::Zero() : g[k_ - 1]) + queued - c.backward[k_]);
     } else if (next_forward) {
       e += NonNegative(g[0] + queued - c.backward[0]);
     }
@@ -729,8 +734,8 @@ Duration ExposedDataParallel(const RoleComm& k, const UnitLayout& layout, const 
                              Duration c_fwd, Duration c_bwd, int64_t m) {
   Duration dp = k.k_after + k.blocking;
   if (k.gathers) {
-    Duration traffic;  // one backward's gathers and reduce-scatters
-    for (Duration t : k.unit_gather) traffic += t;
+    Duration traffic;  // one backward's gathers (none when held) and reduce-scatters
+    for (Duration t : k.unit_gather) traffic += k.held ? Duration::Zero() : t;
     for (Duration t : k.unit_reduce) traffic += t;
     const Duration slack = NonNegative(c_bwd - traffic);
     dp += k.unit_gather.front() + ExposedGathers(k, units, true) * (m - 1) +

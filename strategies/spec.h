@@ -146,7 +146,20 @@ struct TrainingSpec {
   // fp32 main gradients: accumulated and data-parallel reduced in fp32 (4 bytes per
   // parameter, Megatron-LM's main_grad buffer). Only with a mixed precision.
   bool main_grads_fp32 = false;
+  // Full recompute's kept layer inputs split over tp and all-gathered before each recompute
+  // (Megatron-LM's --distribute-saved-activations); DistributesSavedActivations says when it
+  // applies.
+  bool distribute_saved_activations = false;
 };
+
+// Whether full recompute's kept layer inputs are split over tp (1/tp each) and all-gathered
+// before each layer's recompute: distribute_saved_activations under full recompute, tp > 1,
+// and no sequence parallelism (`sequence_parallel` effective), which splits them already.
+inline bool DistributesSavedActivations(const TrainingSpec& t, int64_t tp, bool sequence_parallel,
+                                        Recompute recompute) {
+  return t.distribute_saved_activations && recompute == Recompute::kFull && tp > 1 &&
+         !sequence_parallel;
+}
 
 // -------------------------------------------------------------------------- placement
 enum class State : uint8_t { kParams = 0, kOptimizer = 1, kGrads = 2, kActivations = 3 };

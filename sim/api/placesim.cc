@@ -80,6 +80,7 @@ StatusOr<Plan> Analyze(const Scenario& scenario) {
     options.gather_per_parameter = *scenario.simulation.gather_granularity == "per-parameter";
   }
   options.max_reuse_distance = scenario.simulation.zero3_max_reuse_distance;
+  options.reshard_after_forward = scenario.simulation.reshard_after_forward;
   return strategies::Analyze(scenario.model, scenario.training, scenario.strategy, scenario.cluster,
                              options);
 }

@@ -49,6 +49,9 @@ struct SimulationSettings {
   // DeepSpeed ZeRO-3's stage3_max_reuse_distance in parameter elements, 0 to 1e15: weight
   // matrices released between a layer's full recompute and its backward are gathered again.
   std::optional<int64_t> zero3_max_reuse_distance;
+  // Gathered parameters freed after each unit's forward and gathered again for its backward
+  // (true, FSDP FULL_SHARD), or held until the backward (false, SHARD_GRAD_OP). Unset: true.
+  std::optional<bool> reshard_after_forward;
   // Host time to issue one layer's kernels in a forward (or recompute) pass and in a backward
   // pass; the GPU waits when they are shorter. The backward one unset = the forward one.
   Duration host_time_per_layer = Duration::Zero();

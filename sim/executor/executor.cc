@@ -57,6 +57,7 @@ ExecutorOptions ExecutorOptionsFromSettings(const SimulationSettings& settings) 
   o.algorithm = settings.collective_algorithm;
   o.schedule.bucket_bytes = settings.gradient_bucket_size;
   o.schedule.max_reuse_distance = settings.zero3_max_reuse_distance;
+  o.schedule.reshard_after_forward = settings.reshard_after_forward;
   o.schedule.prefetch_depth = settings.prefetch_depth;
   o.schedule.sync_grads_every_micro_batch = settings.sync_grads_every_micro_batch;
   o.schedule.tp_comm_overlap = settings.tp_comm_overlap;

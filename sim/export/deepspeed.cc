@@ -108,6 +108,12 @@ Json ZeroSection(const sim::Scenario& sc, const DataParallelPlan& p, Findings& f
             ? sc.simulation.zero3_max_reuse_distance
             : strategies::FrameworkDefaults(sc.strategy.name).max_reuse_distance;
     if (reuse.has_value()) z["stage3_max_reuse_distance"] = *reuse;
+    if (sc.simulation.reshard_after_forward == false) {
+      f.Note(
+          "reshard_after_forward false: ZeRO-3 releases a module's parameters after its forward "
+          "unless they recur within stage3_max_reuse_distance; it has no switch that holds every "
+          "unit until its backward");
+    }
   }
   if (p.hybrid()) {
     if (p.zero_stage == 3) {

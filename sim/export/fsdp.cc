@@ -193,6 +193,10 @@ Snippet Derive(const sim::Scenario& sc, Findings& f) {
   const DataParallelPlan p = ReadDataParallel(sc.strategy, f);
   Snippet s;
   s.sharding = ShardingStrategy(p, f);
+  if (p.zero_stage == 3 && sc.simulation.reshard_after_forward == false) {
+    // Gathered in forward and held to the end of backward: exactly SHARD_GRAD_OP.
+    s.sharding = p.hybrid() ? "_HYBRID_SHARD_ZERO2" : "SHARD_GRAD_OP";
+  }
   s.mixed_precision = MixedPrecisionArg(sc, f);
   s.offload = p.param_offload == OffloadTarget::kHost;
   s.prefetch = sc.simulation.prefetch_depth > 0;

@@ -156,6 +156,7 @@ StatusOr<SearchStudy> RunSearchStudy(const sim::Scenario& scenario,
                   scenario.simulation.host_time_per_layer_backward.value_or(
                       scenario.simulation.host_time_per_layer)};
   options.analyze.prefetch_depth = scenario.simulation.prefetch_depth;
+  options.analyze.reshard_after_forward = scenario.simulation.reshard_after_forward;
   const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(strategies::SearchResult result,
                    strategies::ScreenCandidates(scenario.model, scenario.training, scenario.cluster,

@@ -6,6 +6,7 @@
 // are bucketed apart and synchronized over the dp / ep ranks holding the same experts.
 // Thread-safety: one builder per thread.
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "strategies/cost/arith.h"
@@ -234,6 +235,24 @@ void StageBuilder::PlanUses() {
   gather_of_.assign(uses, -1);
   gathered_.assign(uses, -1);
   release_of_.assign(uses, -1);
+  held_with_.assign(uses, -1);
+  if (!ctx_.reshard) {
+    // Each backward use reads the buffer of the latest forward use of its unit and micro-batch.
+    std::map<std::pair<int32_t, int32_t>, int64_t> forward_of;
+    for (size_t j = 0; j < uses; ++j) {
+      const Use& use = use_list_[j];
+      const std::pair<int32_t, int32_t> key{use.unit, use.mb};
+      if (!use.backward) {
+        forward_of[key] = static_cast<int64_t>(j);
+        continue;
+      }
+      const auto it = forward_of.find(key);
+      if (it == forward_of.end()) continue;
+      held_with_[j] = it->second;
+      held_with_[static_cast<size_t>(it->second)] = static_cast<int64_t>(j);
+      forward_of.erase(it);
+    }
+  }
   for (int64_t j = 0; j <= ctx_.depth; ++j) EmitGather(j);
 }
 
@@ -255,6 +274,12 @@ std::vector<int64_t> StageBuilder::GatherParts(const Unit& unit) const {
 void StageBuilder::EmitGather(int64_t j) {
   if (j >= static_cast<int64_t>(use_list_.size())) return;
   const Use& use = use_list_[static_cast<size_t>(j)];
+  if (use.backward && held_with_[static_cast<size_t>(j)] >= 0) {
+    // Held since its forward: nothing to gather; the compute stream already waited for it.
+    gathered_[static_cast<size_t>(j)] =
+        gathered_[static_cast<size_t>(held_with_[static_cast<size_t>(j)])];
+    return;
+  }
   const int32_t u = use.unit;
   const int32_t mb = use.mb;
   const Phase phase = use.backward ? Phase::kBackwardInput : Phase::kForward;
@@ -329,6 +354,13 @@ std::pair<int64_t, int32_t> StageBuilder::BeginUse() {
 
 void StageBuilder::EndUse(int64_t j, int32_t last_compute, Phase phase) {
   if (!ctx_.t_gather) return;
+  const Use& use = use_list_[static_cast<size_t>(j)];
+  if (!use.backward && held_with_[static_cast<size_t>(j)] >= 0) {
+    // Held for the backward: the rate limiter counts only what is freed, so the next
+    // gathers go ahead once this use's compute is issued.
+    release_of_[static_cast<size_t>(j)] = last_compute;
+    return;
+  }
   const int32_t freed = Free(gathered_[static_cast<size_t>(j)], Stream::kCompute, phase);
   release_of_[static_cast<size_t>(j)] = freed >= 0 ? freed : last_compute;
 }

@@ -136,6 +136,12 @@ Status CheckScope(const ModelSpec& model, const StrategySpec& strategy, const Pl
     return InvalidArgumentError(
         fmt::format("bucket_bytes {}: must be >= 1 byte", options.bucket_bytes->count()));
   }
+  if (options.reshard_after_forward == false && mesh.pp > 1) {
+    return InvalidArgumentError(fmt::format(
+        "reshard_after_forward false with pp={}: parameters held from forward to backward are "
+        "modelled without pipeline parallelism only",
+        mesh.pp));
+  }
   if (options.max_ops < 1 || options.max_ops > kMaxScheduleOps) {
     return InvalidArgumentError(
         fmt::format("max_ops {}: must be between 1 and {}", options.max_ops, kMaxScheduleOps));
@@ -153,7 +159,8 @@ Status BoundOps(StepContext& c) {
   // bucket sync: alloc + 4 (every micro-batch when the gradients are sharded or synchronized
   // each micro-batch). With cp > 1 a layer's three attention passes add up to 3 (cp - 1) ring
   // exchanges and parts. Per-parameter gathers split each unit's two gathers into up to
-  // kMaxGatherParts per layer, and a re-fetch after full recompute adds as many again. The step:
+  // kMaxGatherParts per layer, and a re-fetch after full recompute adds as many again; a
+  // distributed saved input, one all-gather per layer and micro-batch. The step:
   // allocs, optimizer, per part a copy back and an all-gather.
   const int64_t tp = c.tp;
   const int64_t vh = c.model->transformer.vocab * c.model->transformer.hidden;
@@ -168,11 +175,11 @@ Status BoundOps(StepContext& c) {
   const auto M = static_cast<double>(c.m);
   const auto K = static_cast<double>(bucket_count);
   const bool each = c.g_sharded || c.host_grads || c.options->sync_grads_every_micro_batch;
-  const double per_layer = (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(c.cp - 1) +
-                           (c.moe ? 15.0 : 0.0) +
-                           (c.options->tp_comm_overlap ? 18.0 * static_cast<double>(tp) : 0.0) +
-                           (c.gather_per_parameter ? 2.0 * kMaxGatherParts : 0.0) +
-                           (c.refetch.matrices.empty() ? 0.0 : kMaxGatherParts);
+  const double per_layer =
+      (tp > 1 ? 23.0 : 8.0) + 9.0 * static_cast<double>(c.cp - 1) + (c.moe ? 15.0 : 0.0) +
+      (c.options->tp_comm_overlap ? 18.0 * static_cast<double>(tp) : 0.0) +
+      (c.gather_per_parameter ? 2.0 * kMaxGatherParts : 0.0) +
+      (c.refetch.matrices.empty() ? 0.0 : kMaxGatherParts) + (c.distribute_saved ? 1.0 : 0.0);
   const double bound = M * (per_layer * L + 11.0 * U + 11.0 + 4.0 * c.v) +
                        (K + 1.0) * 5.0 * (each ? M : 1.0) + 2.0 * (K + 1.0 + U) + 20.0;
   c.ops_bound = bound;

@@ -395,7 +395,14 @@ int32_t StageBuilder::BackwardLayers(const Unit& unit, int32_t u, int32_t gate, 
       // LayerNorm's input, one of the 34 s b h), so it rebuilds only the rest.
       rebuilt = Alloc(MemoryTag::kActivations, MemorySpace::kDevice, pc.layer_full - pc.layer_kept,
                       Stream::kCompute, Phase::kRecompute, l, mb);
-      rebuilt_by = RecomputeLayer(l, u, mb, first_dep);
+      // A distributed saved input is all-gathered over tp first, into the rebuilt buffer, when
+      // the layer's backward begins (Megatron-LM gathers it in its checkpoint's backward, on
+      // the compute stream): after the buffer's allocation, which follows the previous op.
+      const int32_t input = ctx_.distribute_saved
+                                ? TpCollective(CollectiveKind::kAllGather, Phase::kRecompute, l, u,
+                                               mb, {first_dep, rebuilt})
+                                : first_dep;
+      rebuilt_by = RecomputeLayer(l, u, mb, input);
     }
     // After the recompute, what the framework released in it comes back for the backward.
     const int32_t refetched =

@@ -106,6 +106,7 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   c.sp = plan.effective_sequence_parallel;
   c.moe = t.experts > 1;
   c.recompute = plan.effective_recompute;
+  c.distribute_saved = DistributesSavedActivations(training, c.tp, c.sp, c.recompute);
   c.pc = cost::ComputePassCosts(t, training, mesh, c.recompute, c.sp);
   c.mixed = HasMixedLayers(t);
   if (c.mixed)
@@ -140,8 +141,9 @@ StepContext MakeStepContext(const ModelSpec& model, const TrainingSpec& training
   const std::optional<int64_t> reuse = options.max_reuse_distance.has_value()
                                            ? options.max_reuse_distance
                                            : framework.max_reuse_distance;
-  if (reuse.has_value() && c.gather_per_parameter && c.t_gather && !c.t_offloaded && c.n > 1 &&
-      !c.moe && c.recompute == Recompute::kFull) {
+  c.reshard = options.reshard_after_forward.value_or(true) || c.t_offloaded;
+  if (reuse.has_value() && c.reshard && c.gather_per_parameter && c.t_gather && !c.t_offloaded &&
+      c.n > 1 && !c.moe && c.recompute == Recompute::kFull) {
     c.refetch = RefetchAfterRecompute(t, c.tp, *reuse);
   }
   const Bytes bucket =

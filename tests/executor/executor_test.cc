@@ -328,6 +328,29 @@ TEST(Executor, StaticMemoryAtThePeakEqualsTheAnalyzersFigures) {
   }
 }
 
+TEST(Executor, HeldGatheredParametersPeakWithTheWholeModelAsTheAnalyzerCounts) {
+  // FSDP SHARD_GRAD_OP on one DGX (dp 8, one micro-batch each): every unit gathered in the
+  // forward is still whole when the backward starts, where the activations peak too. The
+  // gathered parameters live then are Llama 2 7B's 6,738,415,616 parameters x 2 bytes =
+  // 13,476,831,232 bytes, and the other states are the plan's; gradient buckets aside, the
+  // peak is within the plan's total.
+  const topology::Cluster cluster = Dgx(1, GB(400));
+  ExecutorOptions options;
+  options.schedule.reshard_after_forward = false;
+  const SimResult r = Simulate(cluster, "fsdp", options);
+  const RoleResult& role = r.roles[0];
+  const strategies::MemoryBreakdown& m = r.plan.largest().memory;
+  EXPECT_EQ(role.live_at_peak[Idx(MemoryTag::kGatheredParams)], Bytes::Count(13'476'831'232));
+  EXPECT_EQ(role.live_at_peak[Idx(MemoryTag::kActivations)], m.activations);
+  EXPECT_EQ(role.live_at_peak[Idx(MemoryTag::kOptimizer)], m.optimizer);
+  EXPECT_LE(role.peak_memory - role.live_at_peak[Idx(MemoryTag::kGradBuckets)], m.total);
+  // One gather per unit instead of two: 2 Psi (N-1)/N bytes of gathers and as many of
+  // reduce-scatters, against FULL_SHARD's 3 Psi (Zero3MovesThreePsiTimesNMinusOneOverNBytes...).
+  const double psi = static_cast<double>(r.plan.parameter_count);
+  EXPECT_NEAR(static_cast<double>(role.comm_bytes().count()) / (2.0 * 7 / 8 * 2 * psi), 1.0, 1e-6);
+  EXPECT_EQ(role.comm_bytes(), r.plan.largest().comm_bytes);
+}
+
 TEST(Executor, ActivationsAtThePeakEqualTheAnalyzersFigureUnderRecompute) {
   // DDP's model state is resident, so the executed peak is where the activations peak. Under
   // recompute that is the backward of the last layer: every kept activation or checkpoint
@@ -742,7 +765,9 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   s.host_time_per_layer_backward = Microseconds(300);
   s.blocking_p2p = true;
   s.zero3_max_reuse_distance = 200'000'000;
+  s.reshard_after_forward = false;
   const ExecutorOptions o = ExecutorOptionsFromSettings(s);
+  EXPECT_EQ(o.schedule.reshard_after_forward, false);
   EXPECT_EQ(o.schedule.blocking_p2p, true);
   EXPECT_EQ(o.schedule.max_reuse_distance, 200'000'000);
   EXPECT_EQ(o.host_time_per_layer, Microseconds(150));
@@ -766,6 +791,7 @@ TEST(Executor, OptionsFromSettingsCarryEveryField) {
   EXPECT_FALSE(d.schedule.gather_granularity.has_value());
   EXPECT_FALSE(d.schedule.overlap_grad_reduce.has_value());
   EXPECT_FALSE(d.schedule.blocking_p2p.has_value());
+  EXPECT_FALSE(d.schedule.reshard_after_forward.has_value());
 }
 
 // ------------------------------------------------------------------ pipeline stages together

@@ -388,6 +388,20 @@ TEST(ExportFsdp, Llama8bFieldByField) {
   EXPECT_THAT(py, Not(HasSubstr("device_mesh")));  // not hybrid
 }
 
+TEST(ExportFsdp, HeldParametersAreShardGradOp) {
+  // reshard_after_forward false: each unit gathered in forward stays whole through backward,
+  // which is FSDP's SHARD_GRAD_OP (and its hybrid form), not FULL_SHARD.
+  Outcome r = Placesim({"export", Example("llama3-8b-fsdp"), "--to", "fsdp", "--set",
+                        "simulation.reshard_after_forward=false"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sharding_strategy=ShardingStrategy.SHARD_GRAD_OP,"));
+  EXPECT_TRUE(doc::kFsdpShardingStrategy.count("SHARD_GRAD_OP"));
+  r = Placesim({"export", Example("llama3-70b-zero3-1024gpu"), "--to", "fsdp", "--set",
+                "strategy.preset=fsdp-hybrid", "--set", "simulation.reshard_after_forward=false"});
+  ASSERT_EQ(r.code, sim::kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sharding_strategy=ShardingStrategy._HYBRID_SHARD_ZERO2,"));
+}
+
 TEST(ExportFsdp, HybridShardOnADeviceMesh) {
   Outcome r = Placesim({"export", Example("llama3-70b-zero3-1024gpu"), "--to", "fsdp", "--set",
                         "strategy.preset=fsdp-hybrid"});

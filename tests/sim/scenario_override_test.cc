@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/units.h"
@@ -14,6 +15,7 @@
 namespace placesim::sim {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::SourcePath;
@@ -290,6 +292,7 @@ TEST(ScenarioOverride, SimulationSettingsDefaultWhenUnset) {
   EXPECT_FALSE(s->simulation.overlap_grad_reduce.has_value());
   EXPECT_FALSE(s->simulation.blocking_p2p.has_value());
   EXPECT_FALSE(s->simulation.zero3_max_reuse_distance.has_value());
+  EXPECT_FALSE(s->simulation.reshard_after_forward.has_value());
 }
 
 TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
@@ -320,8 +323,7 @@ TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
   for (const char* bad : {"-1 us", "150", "2 s"}) {
     s = Load({std::string("simulation.host_time_per_layer_backward=") + bad});
     ASSERT_FALSE(s.ok()) << bad;
-    EXPECT_THAT(s.status().message(), HasSubstr("simulation.host_time_per_layer_backward"))
-        << bad;
+    EXPECT_THAT(s.status().message(), HasSubstr("simulation.host_time_per_layer_backward")) << bad;
   }
   s = Load({"simulation.gather_granularity=GATHER_GRANULARITY_PER_UNIT"});
   ASSERT_TRUE(s.ok()) << s.status().message();
@@ -338,6 +340,39 @@ TEST(ScenarioOverride, SetsTheFrameworkOverheads) {
   s = Load({"simulation.zero3_max_reuse_distance=-1"});
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.status().message(), HasSubstr("simulation.zero3_max_reuse_distance"));
+  s = Load({"simulation.reshard_after_forward=false"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->simulation.reshard_after_forward, false);
+  // Held parameters are modelled without pipeline parallelism only.
+  s = Load({"strategy.pp=2", "simulation.reshard_after_forward=false"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(),
+              AllOf(HasSubstr("simulation.reshard_after_forward"), HasSubstr("false"),
+                    HasSubstr("strategy.pp is 2"), HasSubstr("allowed here: true")));
+  s = Load({"strategy.pp=2", "simulation.reshard_after_forward=true"});
+  EXPECT_TRUE(s.ok()) << s.status().message();
+}
+
+TEST(ScenarioOverride, DistributedSavedActivationsNeedFullRecomputeAndTensorParallelism) {
+  StatusOr<Scenario> s =
+      Load({"training.recompute=RECOMPUTE_FULL", "training.distribute_saved_activations=true"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->training.distribute_saved_activations);
+  const std::vector<std::pair<std::vector<std::string>, const char*>> bad = {
+      {{"training.distribute_saved_activations=true"}, "needs training.recompute RECOMPUTE_FULL"},
+      {{"training.recompute=RECOMPUTE_FULL", "strategy.tp=1",
+        "training.distribute_saved_activations=true"},
+       "strategy.tp is 1"},
+      {{"training.recompute=RECOMPUTE_FULL", "training.sequence_parallel=true",
+        "training.distribute_saved_activations=true"},
+       "training.sequence_parallel"},
+  };
+  for (const auto& [overrides, why] : bad) {
+    s = Load(overrides);
+    ASSERT_FALSE(s.ok()) << why;
+    EXPECT_THAT(s.status().message(), AllOf(HasSubstr("training.distribute_saved_activations"),
+                                            HasSubstr(why), HasSubstr("allowed here: false")));
+  }
 }
 
 // A gradient bucket set in the scenario is what the simulation's schedule uses, whatever the

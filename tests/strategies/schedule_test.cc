@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "strategies/analyzer.h"
@@ -276,6 +277,50 @@ TEST(Schedule, TensorParallelCollectivesAreOnTheCriticalPath) {
   EXPECT_EQ(checked, 2 * 32);
 }
 
+TEST(Schedule, DistributedSavedActivationsAreGatheredBeforeEachRecompute) {
+  // Llama 2 7B (s 4096, h 4096) on tp 8, micro-batch 1, 4 micro-batches, full recompute, with
+  // Megatron-LM's --distribute-saved-activations: each layer keeps 1/8 of its bf16 input,
+  // 2 s b h / 8 = 33,554,432 / 8 = 4,194,304 bytes, and all-gathers the 33,554,432 bytes over
+  // tp before its recompute: 32 layers x 4 micro-batches = 128 gathers, each the recompute's
+  // first dependency.
+  Scenario s{*ExpandStrategyPreset("megatron", {.dp = 1, .tp = 8}, 8), MakeTraining(1, 4),
+             MakeCluster(1)};
+  s.training.recompute = Recompute::kFull;
+  const Plan plain = Analyzed(s);
+  s.training.distribute_saved_activations = true;
+  const Schedule sched = Build(s);
+  int64_t gathers = 0, gated = 0, kept = 0;
+  for (size_t i = 0; i < sched.ops.size(); ++i) {
+    const Op& op = sched.ops[i];
+    if (op.kind == OpKind::kAlloc && op.tag == MemoryTag::kCheckpoints) {
+      EXPECT_EQ(op.bytes.count(), 4'194'304);
+      ++kept;
+    }
+    if (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllGather &&
+        op.phase == Phase::kRecompute) {
+      EXPECT_EQ(op.axis, topology::Axis::kTensor);
+      EXPECT_EQ(op.buffer_bytes.count(), 33'554'432);
+      ++gathers;
+    }
+    if (op.kind != OpKind::kCompute || op.phase != Phase::kRecompute || op.layer < 0) continue;
+    for (int32_t d : sched.DepsOf(i)) {
+      const Op& dep = sched.ops[static_cast<size_t>(d)];
+      gated += dep.kind == OpKind::kCollective && dep.collective == CollectiveKind::kAllGather &&
+               dep.phase == Phase::kRecompute && dep.layer == op.layer;
+    }
+  }
+  EXPECT_EQ(kept, 128);
+  EXPECT_EQ(gathers, 128);
+  EXPECT_EQ(gated, 128);
+  // The plan counts the same gathers. Its activation peak (the last layer's backward, one
+  // micro-batch live without a pipeline) holds the 32 kept inputs, 7/8 smaller, and the layer
+  // being recomputed rebuilds its whole input: 31 x 29,360,128 bytes less than without.
+  const Plan plan = Analyzed(s);
+  ExpectAgreesWithPlan(sched, plan);
+  EXPECT_EQ(plain.roles.front().memory.activations - plan.roles.front().memory.activations,
+            Bytes::Count(int64_t{31} * 29'360'128));
+}
+
 TEST(Schedule, DdpAllReducesBucketsOnlyAfterTheLastMicroBatch) {
   // llama2-7b: Ψ = 6,738,415,616 parameters, 2-byte grads = 13,476,831,232 bytes. Buckets
   // of 25 MiB = 26,214,400 bytes: ceil(13,476,831,232 / 26,214,400) = ceil(514.10) = 515.
@@ -309,6 +354,17 @@ TEST(Schedule, DdpAllReducesBucketsOnlyAfterTheLastMicroBatch) {
             1029);
 }
 
+// The most gathered-parameter buffers live at once, and how many are live at the end.
+std::pair<int, int> GatheredBuffers(const Schedule& sched) {
+  int live = 0, peak = 0;
+  for (const Op& op : sched.ops) {
+    if (op.tag != MemoryTag::kGatheredParams) continue;
+    if (op.kind == OpKind::kAlloc) peak = std::max(peak, ++live);
+    if (op.kind == OpKind::kFree) --live;
+  }
+  return {peak, live};
+}
+
 TEST(Schedule, Zero3GathersEveryUnitTwicePerMicroBatch) {
   // Units: the embedding, 32 layers (one per unit), the output layer = 34. Each is gathered
   // (one flat parameter, as FSDP) before its forward and again before its backward:
@@ -319,15 +375,8 @@ TEST(Schedule, Zero3GathersEveryUnitTwicePerMicroBatch) {
   EXPECT_EQ(sched.units, 34);
   EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kAllGather, State::kParams), 272);
   EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kReduceScatter, State::kGrads), 136);
-  // Prefetch depth 1: at most two gathered units are live at once.
-  int live = 0, peak = 0;
-  for (const Op& op : sched.ops) {
-    if (op.tag != MemoryTag::kGatheredParams) continue;
-    if (op.kind == OpKind::kAlloc) peak = std::max(peak, ++live);
-    if (op.kind == OpKind::kFree) --live;
-  }
-  EXPECT_EQ(peak, 2);
-  EXPECT_EQ(live, 0);
+  // Prefetch depth 1: at most two gathered units are live at once, none at the end.
+  EXPECT_EQ(GatheredBuffers(sched), (std::pair<int, int>{2, 0}));
 }
 
 TEST(Schedule, DeepSpeedZero3GathersEveryWeightMatrixApart) {
@@ -353,6 +402,58 @@ TEST(Schedule, DeepSpeedZero3GathersEveryWeightMatrixApart) {
   EXPECT_EQ(Count(Build(Make("fsdp", 8, 4)), OpKind::kCollective, CollectiveKind::kAllGather,
                   State::kParams),
             272);
+}
+
+TEST(Schedule, WithoutReshardAfterForwardEachUnitIsGatheredOncePerMicroBatch) {
+  // FSDP SHARD_GRAD_OP: the 34 units (embedding, 32 layers, output layer) are gathered before
+  // their forward and held through their backward: 34 x 4 micro-batches = 136 gathers, half
+  // of FULL_SHARD's 272 (Zero3GathersEveryUnitTwicePerMicroBatch); the gradients are still
+  // reduce-scattered once per unit and micro-batch, 136.
+  const Scenario s = Make("fsdp", 8, 4, Recompute::kFull);
+  const ScheduleOptions held{.reshard_after_forward = false};
+  const Schedule sched = Build(s, held);
+  const auto gathers = [](const Schedule& sched) {
+    return Count(sched, OpKind::kCollective, CollectiveKind::kAllGather, State::kParams);
+  };
+  EXPECT_EQ(gathers(Build(s)), 272);
+  EXPECT_EQ(gathers(sched), 136);
+  EXPECT_EQ(Count(sched, OpKind::kCollective, CollectiveKind::kReduceScatter, State::kGrads), 136);
+  // Every unit of the micro-batch is live when its backward starts, one micro-batch at a time
+  // (the next forward's gathers wait for the buffers the backward frees): the peak is the 34
+  // units, and every buffer is freed by the end.
+  EXPECT_EQ(GatheredBuffers(sched), (std::pair<int, int>{34, 0}));
+  // The plan: 4 gathers per unit and step instead of 8. Its gather buffers: the whole model,
+  // Llama 2 7B's 6,738,415,616 parameters x 2 bytes = 13,476,831,232 bytes, instead of
+  // FULL_SHARD's two largest units (a layer, 202,383,360 elements: 2 x 404,766,720 bytes);
+  // plus, either way, the largest unit's full bf16 gradient until its reduce-scatter,
+  // 404,766,720 bytes.
+  const StatusOr<Plan> plan =
+      Analyze(Model("llama2-7b"), s.training, s.strategy, s.cluster, ScheduleAnalyzeOptions(held));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->roles.front().memory.gather_buffers.count(),
+            int64_t{13'476'831'232} + 404'766'720);
+  EXPECT_EQ(Analyzed(s).roles.front().memory.gather_buffers.count(), int64_t{3} * 404'766'720);
+  int64_t gathered_params = 0;
+  for (const Collective& col : plan->roles.front().collectives) {
+    if (col.reason != CommPurpose::kParamGather) continue;
+    EXPECT_EQ(col.count, 4);
+    gathered_params += col.buffer_bytes.count();
+  }
+  EXPECT_EQ(gathered_params, int64_t{6'738'415'616} * 2);
+  ExpectAgreesWithPlan(sched, *plan);
+  // DeepSpeed's re-fetch after recompute needs a release between forward and backward: none.
+  EXPECT_EQ(gathers(Build(Make("zero3", 8, 4, Recompute::kFull),
+                          {.gather_granularity = GatherGranularity::kPerUnit,
+                           .max_reuse_distance = 0,
+                           .reshard_after_forward = false})),
+            136);
+  // Under pipeline parallelism, whose forwards run ahead of their backwards, it is refused.
+  const StatusOr<std::vector<Schedule>> pipelined =
+      BuildSchedules(Model("llama2-7b"), s.training,
+                     *ExpandStrategyPreset("fsdp", {.dp = 4, .pp = 2}, 8), MakeCluster(1), held);
+  ASSERT_FALSE(pipelined.ok());
+  EXPECT_EQ(pipelined.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(pipelined.status().message(), HasSubstr("reshard_after_forward false with pp=2"));
 }
 
 TEST(Schedule, ReuseDistanceReleasesTheMatricesFarFromTheirBackward) {

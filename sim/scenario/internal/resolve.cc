@@ -946,11 +946,14 @@ class Resolver {
     t.flash_attention = tr.has_flash_attention() && tr.flash_attention();
     ResolveAttentionKernel(tr.attention_kernel(), &t);
     t.main_grads_fp32 = tr.has_main_grads_fp32() && tr.main_grads_fp32();
+    t.distribute_saved_activations =
+        tr.has_distribute_saved_activations() && tr.distribute_saved_activations();
     if (t.main_grads_fp32 && t.precision == strategies::Precision::kBf16) {
       problems_.Add("training.main_grads_fp32", "true",
                     "needs a mixed precision (PRECISION_BF16_MIXED, PRECISION_FP16_MIXED or "
                     "PRECISION_FP8_MIXED): pure PRECISION_BF16 keeps no fp32 state");
     }
+    CheckDistributedSavedActivations(t);
     t.virtual_stages = tr.has_virtual_stages() ? tr.virtual_stages() : 1;
     InRange("training.virtual_stages", t.virtual_stages, 1, 1024);
     t.micro_batch = tr.has_micro_batch() ? tr.micro_batch() : 1;
@@ -966,6 +969,28 @@ class Resolver {
       }
     } else {
       t.global_batch = micro_ok && mesh_ok_ ? t.micro_batch * dp : t.micro_batch;
+    }
+  }
+
+  // training.distribute_saved_activations: full recompute, tp > 1 and no sequence parallelism.
+  void CheckDistributedSavedActivations(const strategies::TrainingSpec& t) {
+    if (!t.distribute_saved_activations) return;
+    const int64_t tp = out_.strategy.mesh.tp;
+    std::string why;
+    if (t.recompute != strategies::Recompute::kFull) {
+      why = "needs training.recompute RECOMPUTE_FULL (only full recompute keeps layer inputs)";
+    } else if (tp <= 1) {
+      why = fmt::format(
+          "needs tensor parallelism (strategy.tp is {}): the inputs are split over "
+          "the tp ranks",
+          tp);
+    } else if (t.sequence_parallel) {
+      why =
+          "cannot be combined with training.sequence_parallel, which already splits each "
+          "kept input over tp";
+    }
+    if (!why.empty()) {
+      problems_.Add("training.distribute_saved_activations", "true", why + "; allowed here: false");
     }
   }
 
@@ -1059,6 +1084,15 @@ class Resolver {
     }
     if (sim.has_overlap_grad_reduce()) out.overlap_grad_reduce = sim.overlap_grad_reduce();
     if (sim.has_blocking_p2p()) out.blocking_p2p = sim.blocking_p2p();
+    if (sim.has_reshard_after_forward()) {
+      out.reshard_after_forward = sim.reshard_after_forward();
+      if (!sim.reshard_after_forward() && out_.strategy.mesh.pp > 1) {
+        problems_.Add("simulation.reshard_after_forward", "false",
+                      fmt::format("is modelled without pipeline parallelism only (strategy.pp is "
+                                  "{}); allowed here: true",
+                                  out_.strategy.mesh.pp));
+      }
+    }
     if (sim.has_zero3_max_reuse_distance() &&
         InRange("simulation.zero3_max_reuse_distance", sim.zero3_max_reuse_distance(), 0,
                 kMaxReuseDistance)) {

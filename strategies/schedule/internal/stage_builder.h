@@ -75,6 +75,8 @@ struct StepContext {
   int64_t m = 1;    // micro-batches
   int depth = 0;    // prefetch depth of S* / O uses
   bool sp = false;  // effective sequence parallelism
+  // Full recompute's kept inputs split over tp, all-gathered before each recompute.
+  bool distribute_saved = false;
   bool moe = false;
   Recompute recompute = Recompute::kNone;
 
@@ -105,6 +107,9 @@ struct StepContext {
   bool overlap_grad_reduce = true;
   bool defer_grad_sync = false;  // !overlap_grad_reduce on replicated, resident gradients
   bool blocking_p2p = false;     // pipeline sends on the compute stream (rendezvous)
+  // Gathered units freed after their forward (FULL_SHARD), else held until their backward in
+  // the same micro-batch (SHARD_GRAD_OP; streamed parameters are fetched per use either way).
+  bool reshard = true;
   // The matrices of every layer gathered again between its full recompute and its backward
   // (DeepSpeed's stage3_max_reuse_distance); empty when nothing is (RefetchApplies).
   LayerRefetch refetch;
@@ -327,6 +332,9 @@ class StageBuilder {
   std::vector<int32_t> gather_of_;   // per use: the all-gather op
   std::vector<int32_t> gathered_;    // per use: the Alloc of its gathered buffer (S*)
   std::vector<int32_t> release_of_;  // per use: the op after which its buffer is reusable
+  // Without resharding after forward: per forward use, the backward use that frees its
+  // buffer; per backward use, the forward use whose buffer it reads; -1 otherwise.
+  std::vector<int64_t> held_with_;
   std::vector<int64_t> fetch_parts_;
   int64_t next_use_ = 0;
 
