@@ -151,7 +151,7 @@ std::string FormatPlanHeader(const Plan& plan) {
   const TrainingSpec& t = plan.training;
   out += fmt::format(
       "training  {}, {}, micro-batch {}, global batch {}, {} per step, recompute {}, "
-      "sequence parallel {}{}{}{}\n",
+      "sequence parallel {}{}{}{}{}\n",
       PrecisionName(t.precision), OptimizerName(t.optimizer), t.micro_batch, t.global_batch,
       CountOf(plan.micro_batches, "micro-batch", "micro-batches"),
       RecomputeName(plan.effective_recompute), plan.effective_sequence_parallel ? "on" : "off",
@@ -160,7 +160,8 @@ std::string FormatPlanHeader(const Plan& plan) {
       t.attention_kernel != topology::AttentionKernel::kDeviceDefault
           ? fmt::format(" ({})", topology::AttentionKernelName(t.attention_kernel))
           : "",
-      t.main_grads_fp32 ? ", fp32 main grads" : "");
+      t.main_grads_fp32 ? ", fp32 main grads" : "",
+      t.distribute_saved_activations ? ", saved activations distributed over tp" : "");
   if (m.pp > 1) {
     out += fmt::format("pipeline  {} stages, {}{}, bubble {:.1f}% of ideal time\n", m.pp,
                        PipelineScheduleName(t.pipeline_schedule),
@@ -272,6 +273,7 @@ std::string FormatPlanJson(const Plan& plan) {
   training["flash_attention"] = t.flash_attention;
   // Only when on, so plans of scenarios without the field read as before.
   if (t.main_grads_fp32) training["main_grads_fp32"] = true;
+  if (t.distribute_saved_activations) training["distribute_saved_activations"] = true;
   if (t.attention_kernel != topology::AttentionKernel::kDeviceDefault) {
     training["attention_kernel"] = topology::AttentionKernelName(t.attention_kernel);
   }

@@ -71,6 +71,40 @@ TEST(AnalyzeCommand, JsonHasTheDocumentedStableKeys) {
   EXPECT_TRUE(j["correctness"].contains("ok"));
 }
 
+TEST(AnalyzeCommand, DistributedSavedActivationsShowInTheReportAndItsJson) {
+  // Korthikanti et al.'s 22B (48 layers, h 6144, s 2048, micro-batch 4, one micro-batch, tp 8,
+  // full recompute). Each layer keeps its input, 2 s b h = 100,663,296 bytes; distributed, 1/8
+  // of it. At the peak the layer being recomputed holds its whole input again, so the other 47
+  // save 7/8 each: 47 x 88,080,384 = 4,139,778,048 bytes. One all-gather of the input per
+  // layer and micro-batch: 48.
+  const std::string scenario = Example("korthikanti-22b-tp8.textproto");
+  Result plain = RunPlacesim({"analyze", scenario, "--format", "json"});
+  Result spread = RunPlacesim({"analyze", scenario, "--format", "json", "--set",
+                               "training.distribute_saved_activations=true"});
+  ASSERT_EQ(plain.code, kExitOk) << plain.err;
+  ASSERT_EQ(spread.code, kExitOk) << spread.err;
+  const nlohmann::json a = nlohmann::json::parse(plain.out);
+  const nlohmann::json b = nlohmann::json::parse(spread.out);
+  EXPECT_FALSE(a["scenario"]["training"].contains("distribute_saved_activations"));
+  EXPECT_TRUE(b["scenario"]["training"]["distribute_saved_activations"].get<bool>());
+  EXPECT_EQ(a["memory"]["activations_bytes"].get<int64_t>() -
+                b["memory"]["activations_bytes"].get<int64_t>(),
+            int64_t{4'139'778'048});
+  int64_t gathers = 0;
+  for (const auto& c : b["comm"]["collectives"]) {
+    if (c["purpose"].get<std::string>().find("distributed saved input") == std::string::npos)
+      continue;
+    EXPECT_EQ(c["kind"], "all-gather");
+    EXPECT_EQ(c["buffer_bytes"].get<int64_t>(), 100'663'296);
+    gathers += c["count"].get<int64_t>();
+  }
+  EXPECT_EQ(gathers, 48);
+  Result text =
+      RunPlacesim({"analyze", scenario, "--set", "training.distribute_saved_activations=true"});
+  ASSERT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_THAT(text.out, HasSubstr(", saved activations distributed over tp"));
+}
+
 TEST(AnalyzeCommand, TextAndJsonScenariosGiveIdenticalReports) {
   Result text =
       RunPlacesim({"analyze", Example("llama3-70b-tp8-zero1.textproto"), "--format", "json"});
