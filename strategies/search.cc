@@ -43,7 +43,8 @@ constexpr std::string_view kFields[] = {"strategy.dp",
                                         "training.recompute",
                                         "training.sequence_parallel",
                                         "training.pipeline_schedule",
-                                        "training.virtual_stages"};
+                                        "training.virtual_stages",
+                                        "simulation.reshard_after_forward"};
 
 // Rank of a recompute policy by the activation memory it keeps (full keeps the least).
 int MemoryRank(Recompute r) {
@@ -953,6 +954,8 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
   std::array<int64_t, 3> fail_at;  // by MemoryRank: the smallest micro-batch that did not fit
   fail_at.fill(std::numeric_limits<int64_t>::max());
   const auto variants = Variants(space, *strategy);
+  AnalyzeOptions analyze = options.analyze;
+  if (st.base.reshard_after_forward) analyze.reshard_after_forward = st.base.reshard_after_forward;
   // Order: structure, recompute, micro-batch, variant (a variant is one more digit, so with
   // one variant the order is the same as without them).
   const auto n_variants = static_cast<int64_t>(std::max<size_t>(1, space.tp_comm_overlap.size()) *
@@ -984,7 +987,7 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
               n_variants;
       const TrainingSpec training = CandidateTraining(c, base_training);
       ++r.stats.analyzed;
-      StatusOr<Plan> plan = Analyze(model, training, *strategy, cluster, options.analyze);
+      StatusOr<Plan> plan = Analyze(model, training, *strategy, cluster, analyze);
       if (!plan.ok()) {
         r.stats.rejected += n;
         continue;
@@ -1021,9 +1024,27 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
   return r;
 }
 
+// The reshard_after_forward values of a structure: the space's where the strategy can hold
+// its gathered parameters, else the scenario's (unset). A pipelined strategy that gathers
+// its parameters reshards whatever the scenario says, set explicitly: held parameters under
+// a pipeline are not modelled, and the simulator refuses them.
+std::vector<std::optional<bool>> ReshardChoices(const SearchSpace& space,
+                                                const StatusOr<StrategySpec>& strategy,
+                                                bool scenario_reshard) {
+  if (!strategy.ok()) return {std::nullopt};
+  if (!HoldsGatheredParameters(*strategy)) {
+    StrategySpec unpipelined = *strategy;
+    unpipelined.mesh.pp = 1;
+    if (!scenario_reshard && HoldsGatheredParameters(unpipelined)) return {true};
+    return {std::nullopt};
+  }
+  if (space.reshard_after_forward.empty()) return {std::nullopt};
+  return {space.reshard_after_forward.begin(), space.reshard_after_forward.end()};
+}
+
 // Every structure of the space, in preference order.
 std::vector<Structure> Structures(const ModelSpec& model, const topology::ClusterSpec& cluster,
-                                  const SearchSpace& space) {
+                                  const SearchSpace& space, bool scenario_reshard) {
   const TransformerSpec& t = model.transformer;
   const int64_t world = int64_t{cluster.nodes} * cluster.node.gpus;
   auto has = [](const auto& list, const auto& v) {
@@ -1069,10 +1090,10 @@ std::vector<Structure> Structures(const ModelSpec& model, const topology::Cluste
                 for (std::optional<bool> flash : flashes) {
                   // One data-parallel rank: every preset places the states the same way.
                   if (int64_t{dp} * cp == 1 && preset != space.presets.front()) continue;
-                  if (preset == "fsdp-hybrid") {
-                    StatusOr<StrategySpec> s =
-                        ExpandStrategyPreset(preset, mesh, cluster.node.gpus);
-                    if (!s.ok() || s->shard_group_size <= 0 || s->shard_group_size >= dp) continue;
+                  StatusOr<StrategySpec> s = ExpandStrategyPreset(preset, mesh, cluster.node.gpus);
+                  if (preset == "fsdp-hybrid" &&
+                      (!s.ok() || s->shard_group_size <= 0 || s->shard_group_size >= dp)) {
+                    continue;
                   }
                   Structure st;
                   st.base.mesh = mesh;
@@ -1081,8 +1102,11 @@ std::vector<Structure> Structures(const ModelSpec& model, const topology::Cluste
                   st.base.virtual_stages = v;
                   st.base.sequence_parallel = sp;
                   st.base.flash_attention = flash;
-                  st.order = static_cast<int64_t>(out.size());
-                  out.push_back(std::move(st));
+                  for (std::optional<bool> reshard : ReshardChoices(space, s, scenario_reshard)) {
+                    st.base.reshard_after_forward = reshard;
+                    st.order = static_cast<int64_t>(out.size());
+                    out.push_back(st);
+                  }
                 }
               }
             }
@@ -1173,6 +1197,7 @@ SearchSpace ExhaustiveSearchSpace(const ModelSpec& model, const TrainingSpec& tr
   s.flash_attention = {training.flash_attention, !training.flash_attention};
   s.tp_comm_overlap = {false, true};
   s.gradient_buckets = {Bytes::Zero(), kWholeGradientBucket};
+  s.reshard_after_forward = {true, false};
   return s;
 }
 
@@ -1253,6 +1278,19 @@ Status FixSearchField(std::string_view field, std::string_view value, SearchSpac
     space->sequence_parallel = {v == "true"};
     return OkStatus();
   }
+  if (field == "simulation.reshard_after_forward") {
+    // An empty list (the default space) holds the scenario's value; pinning either searches it.
+    std::vector<bool>& list = space->reshard_after_forward;
+    const bool known = v == "true" || v == "false";
+    if (!known ||
+        (!list.empty() && std::find(list.begin(), list.end(), v == "true") == list.end())) {
+      return bad(list.empty() ? "true, false" : JoinValues(list, [](bool b) {
+        return std::string(b ? "true" : "false");
+      }));
+    }
+    list = {v == "true"};
+    return OkStatus();
+  }
   return InvalidArgumentError(fmt::format("--fix {}={}: unknown field; valid: {}", field, value,
                                           JoinNames(SearchFieldNames())));
 }
@@ -1274,6 +1312,7 @@ std::string CandidateLabel(const Candidate& c) {
   } else if (c.gradient_bucket > Bytes::Zero()) {
     s += " bucket=" + ToString(c.gradient_bucket);
   }
+  if (c.reshard_after_forward == false) s += " no-reshard";
   return s;
 }
 
@@ -1300,6 +1339,12 @@ std::optional<Bytes> CandidateBucket(const Candidate& c, std::optional<Bytes> se
 bool UsesGradientBuckets(const StrategySpec& strategy) {
   return int64_t{strategy.mesh.dp} * strategy.mesh.cp > 1 &&
          strategy.at(Axis::kData, State::kParams).mode == Mode::kReplicated;
+}
+
+bool HoldsGatheredParameters(const StrategySpec& strategy) {
+  return int64_t{strategy.mesh.dp} * strategy.mesh.cp > 1 && strategy.mesh.pp == 1 &&
+         strategy.at(Axis::kData, State::kParams).mode == Mode::kShardedGather &&
+         OffloadTargetOf(strategy, State::kParams) == OffloadTarget::kNone;
 }
 
 StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,
@@ -1380,7 +1425,8 @@ StatusOr<SearchResult> ScreenCandidates(const ModelSpec& model, const TrainingSp
         fmt::format("cluster.node.gpu: no peak rate for precision {}; the estimate needs it",
                     PrecisionName(training.precision)));
   }
-  const std::vector<Structure> structures = Structures(model, cluster, space);
+  const std::vector<Structure> structures =
+      Structures(model, cluster, space, options.analyze.reshard_after_forward.value_or(true));
   std::vector<StructureResult> results(structures.size());
   std::atomic<size_t> next{0};
   auto work = [&]() {

@@ -5,10 +5,10 @@
 // The space. A candidate is a mesh dp·tp·pp·cp = world (ep inside dp for MoE models), a
 // data-parallel preset, a micro-batch size, a recompute policy, sequence parallelism and a
 // pipeline schedule (with its virtual stages), and, in the exhaustive space, flash attention,
-// tp_comm_overlap and the gradient bucket. DefaultSearchSpace lists the common values of each
-// knob, ExhaustiveSearchSpace every value placesim models (Calculon's knobs mapped onto
-// placesim's; `--space exhaustive`); FixSearchField pins one (`--fix`). A combination is a
-// candidate when
+// tp_comm_overlap, the gradient bucket and reshard_after_forward. DefaultSearchSpace lists
+// the common values of each knob, ExhaustiveSearchSpace every value placesim models
+// (Calculon's knobs mapped onto placesim's; `--space exhaustive`); FixSearchField pins one
+// (`--fix`). A combination is a candidate when
 //   tp | heads, tp | kv_heads, tp | gpus_per_node (tensor parallelism stays inside a node),
 //   layers % (pp·v) == 0, cp | seq_len, ep | dp and ep | experts,
 //   (micro_batch·dp) | global_batch,
@@ -17,11 +17,14 @@
 //   fsdp-hybrid only where it differs from zero3 (its shard group is smaller than dp), and
 //   with dp·cp = 1 only the first preset (a data-parallel group of one rank shards and
 //   offloads nothing, so every preset places the states the same way),
-//   tp_comm_overlap only with tp > 1, and gradient buckets only where gradients are
-//   bucketed (UsesGradientBuckets); elsewhere those two are left to the scenario.
+//   tp_comm_overlap only with tp > 1, gradient buckets only where gradients are bucketed
+//   (UsesGradientBuckets), and reshard_after_forward only where parameters are gathered into
+//   device buffers without a pipeline (HoldsGatheredParameters); elsewhere those three are
+//   left to the scenario, except that a pipelined candidate gathering its parameters always
+//   reshards (held parameters under a pipeline are not modelled).
 // For GPT-3 175B on 64 A100s (examples/gpt3-175b-tp8-pp8.textproto) the default space holds
-// 17,727 candidates, the exhaustive one 1,519,008 (Calculon's search of that job: about 3.2
-// million), screened in about 1.3 s on 2 threads of a 2-core machine.
+// 17,727 candidates, the exhaustive one 1,530,048 (Calculon's search of that job: about 3.2
+// million), screened in about 1.6 s on 2 threads of a 2-core machine.
 //
 // Screening. A candidate survives when Analyze reports no correctness error and its largest
 // rank role fits in HBM. Analyze costs tens of microseconds, so candidates that are certain
@@ -177,6 +180,10 @@ struct SearchSpace {
   // ddp, zero1, zero2, zero-offload; S* and offloaded Θ sync per unit); Bytes::Zero() stands
   // for SearchOptions::gradient_bucket. Empty (default): that one only.
   std::vector<Bytes> gradient_buckets;
+  // FSDP's reshard_after_forward (false: SHARD_GRAD_OP, each unit held from its forward to
+  // its backward), searched where HoldsGatheredParameters; empty (default):
+  // SearchOptions::analyze.reshard_after_forward, the scenario's.
+  std::vector<bool> reshard_after_forward;
 };
 
 // The default space (see the file comment): dp, tp, pp, cp the divisors of the world that the
@@ -191,8 +198,9 @@ SearchSpace DefaultSearchSpace(const ModelSpec& model, const TrainingSpec& train
 // default space's meshes with every micro-batch that divides global_batch, every v that
 // divides layers / pp, presets ddp, zero1, zero2, zero3, fsdp-hybrid, zero-offload,
 // zero-infinity, zero-infinity-host, sequence parallelism on and off, flash attention on and
-// off (first the scenario's), tp_comm_overlap off and on, and gradient buckets of
-// SearchOptions::gradient_bucket and kWholeGradientBucket (dp overlap on and off). It holds
+// off (first the scenario's), tp_comm_overlap off and on, gradient buckets of
+// SearchOptions::gradient_bucket and kWholeGradientBucket (dp overlap on and off), and
+// reshard_after_forward on and off (FULL_SHARD and SHARD_GRAD_OP). It holds
 // every candidate of DefaultSearchSpace. REQUIRES: model.has_architecture().
 SearchSpace ExhaustiveSearchSpace(const ModelSpec& model, const TrainingSpec& training,
                                   const topology::ClusterSpec& cluster);
@@ -211,7 +219,8 @@ StatusOr<SearchSpace> NamedSearchSpace(std::string_view name, const ModelSpec& m
 
 // The fields FixSearchField accepts: strategy.dp, strategy.tp, strategy.pp, strategy.cp,
 // strategy.ep, strategy.preset, training.micro_batch, training.recompute,
-// training.sequence_parallel, training.pipeline_schedule, training.virtual_stages.
+// training.sequence_parallel, training.pipeline_schedule, training.virtual_stages,
+// simulation.reshard_after_forward.
 std::vector<std::string> SearchFieldNames();
 
 // Narrows `space` to field = value. The value must be one the space holds (enums by their
@@ -228,9 +237,11 @@ struct Candidate {
   bool sequence_parallel = false;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int virtual_stages = 1;
-  // Unset: the scenario's (training.flash_attention, simulation.tp_comm_overlap).
+  // Unset: the scenario's (training.flash_attention, simulation.tp_comm_overlap,
+  // simulation.reshard_after_forward).
   std::optional<bool> flash_attention;
   std::optional<bool> tp_comm_overlap;
+  std::optional<bool> reshard_after_forward;
   // Bytes::Zero(): the search's (SearchOptions::gradient_bucket, the scenario's, else the
   // framework's).
   Bytes gradient_bucket;
@@ -239,7 +250,8 @@ struct Candidate {
 };
 
 // "zero1 dp8 tp8 pp1 cp1 mb2 recompute=selective sp 1f1b" style one-line label; " flash",
-// " tp-overlap" and " bucket=whole" (or " bucket=25 MiB") follow when set on.
+// " tp-overlap", " bucket=whole" (or " bucket=25 MiB") follow when set on, and
+// " no-reshard" when reshard_after_forward is set false.
 std::string CandidateLabel(const Candidate& c);
 
 // The strategy and training setup of a candidate (the base training gives precision,
@@ -253,6 +265,10 @@ std::optional<Bytes> CandidateBucket(const Candidate& c, std::optional<Bytes> se
 // Whether the strategy synchronizes gradients by bucket: dp·cp > 1 with Θ replicated on dp
 // (S* and offloaded Θ go unit by unit, and one data-parallel rank syncs nothing).
 bool UsesGradientBuckets(const StrategySpec& strategy);
+// Whether reshard_after_forward can be false for the strategy: Θ gathered (S*) over
+// dp·cp > 1 ranks into device buffers (not offloaded: offloaded parameters are streamed in
+// per use) and no pipeline (pp = 1).
+bool HoldsGatheredParameters(const StrategySpec& strategy);
 
 // The parts of the estimate (see the file comment), in the order reports list them.
 enum class CostPart {
@@ -306,7 +322,8 @@ struct SearchOptions {
 
 // candidates = pruned + rejected + feasible. Candidates that differ only in knobs the plan
 // does not read (tp_comm_overlap, gradient bucket) share one Analyze call, so analyzed can be
-// fewer than rejected + feasible.
+// fewer than rejected + feasible; reshard_after_forward changes the plan's gather buffers, so
+// each of its values is analyzed.
 struct SearchStats {
   int64_t candidates = 0;  // points of the space that satisfy the divisibility rules
   int64_t analyzed = 0;    // Analyze calls

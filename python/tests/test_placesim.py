@@ -289,10 +289,11 @@ class SearchTest(unittest.TestCase):
                 cli_json("search", path, "--fix", "strategy.tp=2", "--simulate-top", "2",
                          "--top", "4", "--jobs", "2"))
             # The exhaustive space adds the knobs only it varies (flash attention, tp
-            # overlap, gradient bucket) to every row.
+            # overlap, reshard after forward, gradient bucket) to every row.
             exhaustive = placesim.search(path, fix=["strategy.tp=2"], simulate_top=2, top=3,
                                          space="exhaustive")
             self.assertIn("gradient_bucket", exhaustive["rows"][0])
+            self.assertIn("reshard_after_forward", exhaustive["rows"][0])
             self.assertEqual(exhaustive,
                              cli_json("search", path, "--fix", "strategy.tp=2", "--simulate-top",
                                       "2", "--top", "3", "--space", "exhaustive"))

@@ -215,6 +215,19 @@ void AddExhaustiveKnobs(const strategies::Candidate& c, const Scenario& scenario
       bucket == strategies::kWholeGradientBucket ? std::string("whole") : ToString(bucket);
 }
 
+// reshard_after_forward as the row's tier 2 runs it: the candidate's, else the scenario's;
+// "-" where no parameters are gathered into device buffers (no S*, offloaded, or one rank).
+void AddReshard(const strategies::Candidate& c, const Scenario& scenario, Json& j) {
+  StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, scenario.cluster);
+  if (strategy.ok() &&
+      (c.reshard_after_forward || strategies::HoldsGatheredParameters(*strategy))) {
+    j["reshard_after_forward"] =
+        c.reshard_after_forward.value_or(scenario.simulation.reshard_after_forward.value_or(true));
+  } else {
+    j["reshard_after_forward"] = "-";
+  }
+}
+
 Json CostPartsJson(const strategies::StepEstimate& estimate) {
   Json parts = Json::object();
   for (int i = 0; i < strategies::kNumCostParts; ++i) {
@@ -224,9 +237,10 @@ Json CostPartsJson(const strategies::StepEstimate& estimate) {
   return parts;
 }
 
-// `exhaustive` is the scenario searched when the space is exhaustive, else null.
+// `exhaustive` is the scenario searched when the space is exhaustive, else null; `reshard`
+// the scenario when the rows show reshard_after_forward (ShowsReshard), else null.
 Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::RankedCandidate& best,
-             const Scenario* exhaustive) {
+             const Scenario* exhaustive, const Scenario* reshard) {
   const strategies::ScreenedCandidate& s = row.screened;
   const strategies::Candidate& c = s.candidate;
   Json j;
@@ -243,6 +257,7 @@ Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::Ranke
   j["recompute"] = strategies::RecomputeName(c.recompute);
   j["sequence_parallel"] = c.sequence_parallel && c.mesh.tp > 1;
   if (exhaustive != nullptr) AddExhaustiveKnobs(c, *exhaustive, j);
+  if (reshard != nullptr) AddReshard(c, *reshard, j);
   j["step_time_s"] = row.step().ToSeconds();
   j["source"] = !row.simulated_step ? "estimated" : row.folded ? "folded" : "simulated";
   j["estimated_step_time_s"] = s.estimate.total.ToSeconds();
@@ -352,9 +367,17 @@ Json SearchJson(const SearchResult& r, const SearchOptions& options, const Scena
   doc["simulate_top"] = options.simulate_top;
   doc["simulated"] = r.simulated;
   const Scenario* exhaustive = options.space == "default" ? nullptr : &scenario;
+  // reshard_after_forward shows where it can differ from FULL_SHARD: searched, pinned by
+  // --fix, or set false by the scenario.
+  const bool reshard =
+      exhaustive != nullptr || scenario.simulation.reshard_after_forward == false ||
+      std::any_of(options.fixes.begin(), options.fixes.end(), [](const std::string& f) {
+        return f.starts_with("simulation.reshard_after_forward=");
+      });
   Json list = Json::array();
   for (size_t i = 0; i < r.ranked.size(); ++i) {
-    list.push_back(RowJson(r.ranked[i], static_cast<int64_t>(i) + 1, r.ranked.front(), exhaustive));
+    list.push_back(RowJson(r.ranked[i], static_cast<int64_t>(i) + 1, r.ranked.front(), exhaustive,
+                           reshard ? &scenario : nullptr));
   }
   doc["rows"] = std::move(list);
   return doc;

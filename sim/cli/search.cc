@@ -64,6 +64,7 @@ constexpr Column kColumns[] = {
     {"sequence_parallel", "sp"},
     {"flash_attention", "flash"},
     {"tp_comm_overlap", "tp overlap"},
+    {"reshard_after_forward", "reshard"},
     {"gradient_bucket", "bucket"},
     {"step_time_s", "step time"},
     {"source", "source"},

@@ -64,6 +64,9 @@ StatusOr<sim::Scenario> ScenarioForCandidate(const sim::Scenario& scenario,
   out.strategy = *std::move(strategy);
   out.training = strategies::CandidateTraining(candidate, scenario.training);
   if (candidate.tp_comm_overlap) out.simulation.tp_comm_overlap = *candidate.tp_comm_overlap;
+  if (candidate.reshard_after_forward) {
+    out.simulation.reshard_after_forward = candidate.reshard_after_forward;
+  }
   out.simulation.gradient_bucket_size =
       strategies::CandidateBucket(candidate, scenario.simulation.gradient_bucket_size);
   return out;

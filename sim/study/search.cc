@@ -34,6 +34,7 @@ void SimulateRow(const sim::Scenario& scenario, const topology::Cluster& cluster
   sim::ExecutorOptions options = base;
   options.schedule.bucket_bytes = strategies::CandidateBucket(c, options.schedule.bucket_bytes);
   if (c.tp_comm_overlap) options.schedule.tp_comm_overlap = *c.tp_comm_overlap;
+  if (c.reshard_after_forward) options.schedule.reshard_after_forward = c.reshard_after_forward;
   StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, scenario.cluster);
   if (!strategy.ok()) {
     row.simulation_error = strategy.status().message();

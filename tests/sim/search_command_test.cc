@@ -160,7 +160,8 @@ TEST(SearchCommand, ExhaustiveSpaceShowsItsKnobsAndTheDefaultDoesNot) {
   EXPECT_EQ(Json(all)["space"], "exhaustive");
   EXPECT_FALSE(Json(def).contains("space"));
   EXPECT_GT(Json(all)["candidates"].get<int64_t>(), Json(def)["candidates"].get<int64_t>());
-  for (const char* key : {"flash_attention", "tp_comm_overlap", "gradient_bucket"}) {
+  for (const char* key :
+       {"flash_attention", "tp_comm_overlap", "reshard_after_forward", "gradient_bucket"}) {
     EXPECT_TRUE(Json(all)["rows"][0].contains(key)) << key;
     EXPECT_FALSE(Json(def)["rows"][0].contains(key)) << key;
   }
@@ -170,7 +171,53 @@ TEST(SearchCommand, ExhaustiveSpaceShowsItsKnobsAndTheDefaultDoesNot) {
   EXPECT_THAT(table.out, HasSubstr("tp overlap"));
   Outcome csv = Search({SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "0", "--top",
                         "1", "--format", "csv"});
-  EXPECT_THAT(csv.out, HasSubstr(",flash_attention,tp_comm_overlap,gradient_bucket,"));
+  EXPECT_THAT(csv.out, HasSubstr(",flash_attention,tp_comm_overlap,reshard_after_forward,"
+                                 "gradient_bucket,"));
+}
+
+TEST(SearchCommand, HeldParametersAreSearchedSimulatedAndShownWhereTheyApply) {
+  // The exhaustive space tries FSDP's reshard_after_forward both ways where parameters are
+  // gathered (ZeRO-3 and FSDP over dp 8 here); every other row shows "-". Pinned to false,
+  // the held rows are simulated, as the simulator accepts them without a pipeline.
+  Outcome all = Search({SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "0", "--top",
+                        "100000", "--format", "json"});
+  ASSERT_EQ(all.code, kExitOk) << all.err;
+  const nlohmann::json all_doc = Json(all);
+  int held = 0, dashes = 0;
+  for (const auto& row : all_doc["rows"]) {
+    const std::string preset = row["preset"];
+    const bool gathers = (preset == "zero3" || preset == "fsdp-hybrid") && row["pp"] == 1 &&
+                         row["dp"].get<int>() * row["cp"].get<int>() > 1;
+    if (!gathers) {
+      EXPECT_EQ(row["reshard_after_forward"], "-") << row["strategy"];
+      ++dashes;
+      continue;
+    }
+    const bool reshard = row["reshard_after_forward"].get<bool>();
+    EXPECT_EQ(row["strategy"].get<std::string>().ends_with(" no-reshard"), !reshard);
+    held += reshard ? 0 : 1;
+  }
+  EXPECT_GT(held, 0);
+  EXPECT_GT(dashes, 0);
+
+  Outcome pinned =
+      Search({SmallGptScenario(), "--fix", "strategy.preset=zero3", "--fix", "strategy.pp=1",
+              "--fix", "strategy.cp=1", "--fix", "simulation.reshard_after_forward=false",
+              "--simulate-top", "3", "--format", "json"});
+  ASSERT_EQ(pinned.code, kExitOk) << pinned.err;
+  const nlohmann::json pinned_doc = Json(pinned);
+  int simulated = 0;
+  for (const auto& row : pinned_doc["rows"]) {
+    if (row["dp"] == 1) continue;  // one rank gathers nothing
+    EXPECT_TRUE(row["strategy"].get<std::string>().ends_with(" no-reshard")) << row["strategy"];
+    EXPECT_EQ(row["reshard_after_forward"], false);  // shown, as --fix names it
+    EXPECT_FALSE(row.contains("gradient_bucket"));   // the other knobs stay exhaustive-only
+    simulated += row["source"] == "simulated" ? 1 : 0;
+  }
+  EXPECT_GT(simulated, 0);
+  Outcome bad = Search({SmallGptScenario(), "--fix", "simulation.reshard_after_forward=maybe"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_THAT(bad.err, HasSubstr("valid: true, false"));
 }
 
 TEST(SearchCommand, UnknownSpaceExitsTwoWithTheValidOnes) {

@@ -287,6 +287,90 @@ TEST(Search, ZeroThreePaysForItsGathersAndZeroTwoForItsReduceScatters) {
   EXPECT_LT(larger, compared);
 }
 
+TEST(Search, ReshardAfterForwardIsSearchedWhereGatheredParametersCanBeHeld) {
+  // The small GPT on one DGX-H100 node, ZeRO-3 (DeepSpeed) and FSDP against DDP, without
+  // and with a pipeline of 2. Holding each unit from its forward to its backward (FSDP's
+  // SHARD_GRAD_OP) applies where the parameters are gathered into device buffers over
+  // dp·cp > 1 ranks and pp = 1; there the search tries both values, elsewhere it leaves the
+  // knob to the scenario. A held candidate keeps the stage's whole parameters gathered at the
+  // turn from forward to backward instead of prefetch_depth + 1 = 2 of its 6 units (4 layers,
+  // the embedding and the output layer), so it needs more memory, and it gathers once per
+  // micro-batch instead of twice, so its exposed data-parallel time is not larger.
+  Workload s = SmallGptOnOneNode();
+  SearchSpace space = Space(s);
+  space.presets = {"ddp", "zero3", "fsdp"};
+  space.pp = {1, 2};
+  space.reshard_after_forward = {true, false};
+  StatusOr<SearchResult> r = Screen(s, space, 2);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  using Key = std::tuple<std::string, int64_t, Recompute, bool>;
+  std::map<Key, std::map<bool, const ScreenedCandidate*>> by_reshard;
+  int held = 0;
+  for (const auto& f : r->feasible) {
+    const Candidate& c = f.candidate;
+    const bool holdable = c.preset != "ddp" && c.mesh.pp == 1 && c.mesh.dp * c.mesh.cp > 1;
+    EXPECT_EQ(c.reshard_after_forward.has_value(), holdable) << CandidateLabel(c);
+    if (!holdable) continue;
+    const bool reshard = *c.reshard_after_forward;
+    EXPECT_EQ(CandidateLabel(c).ends_with(" no-reshard"), !reshard) << CandidateLabel(c);
+    held += reshard ? 0 : 1;
+    const std::string label = CandidateLabel(c).substr(0, CandidateLabel(c).find(" no-reshard"));
+    by_reshard[Key{label, c.micro_batch, c.recompute, c.sequence_parallel}][reshard] = &f;
+  }
+  EXPECT_GT(held, 0);
+  int pairs = 0;
+  for (const auto& [key, pair] : by_reshard) {
+    if (pair.size() != 2) continue;
+    ++pairs;
+    const ScreenedCandidate& resharded = *pair.at(true);
+    const ScreenedCandidate& kept = *pair.at(false);
+    EXPECT_GT(kept.memory, resharded.memory) << std::get<0>(key);
+    const auto dp_part = static_cast<size_t>(CostPart::kDataParallel);
+    EXPECT_LE(kept.estimate.parts[dp_part], resharded.estimate.parts[dp_part]) << std::get<0>(key);
+  }
+  EXPECT_GT(pairs, 0);
+
+  // A scenario that holds its parameters: pipelined ZeRO-3 candidates reshard anyway (set
+  // explicitly, so the simulator runs them), with the plan of a resharding scenario.
+  SearchSpace pinned = Space(s);
+  pinned.presets = {"zero3"};
+  pinned.pp = {2};
+  SearchOptions holding;
+  holding.analyze.reshard_after_forward = false;
+  StatusOr<SearchResult> piped = ScreenCandidates(s.model, s.training, s.cluster, pinned, holding);
+  StatusOr<SearchResult> plain = Screen(s, pinned);
+  ASSERT_TRUE(piped.ok() && plain.ok());
+  ASSERT_FALSE(piped->feasible.empty());
+  ASSERT_EQ(piped->feasible.size(), plain->feasible.size());
+  for (size_t i = 0; i < piped->feasible.size(); ++i) {
+    const ScreenedCandidate& p = piped->feasible[i];
+    const bool gathers = p.candidate.mesh.dp * p.candidate.mesh.cp > 1;
+    EXPECT_EQ(p.candidate.reshard_after_forward, gathers ? std::optional<bool>(true) : std::nullopt)
+        << CandidateLabel(p.candidate);
+    EXPECT_EQ(p.memory, plain->feasible[i].memory) << CandidateLabel(p.candidate);
+    EXPECT_EQ(p.estimate.total, plain->feasible[i].estimate.total);
+  }
+}
+
+TEST(Search, FixPinsReshardAfterForward) {
+  Workload s = SmallGptOnOneNode();
+  SearchSpace def = Space(s);
+  ASSERT_TRUE(def.reshard_after_forward.empty());  // the scenario's value
+  EXPECT_TRUE(FixSearchField("simulation.reshard_after_forward", "false", &def).ok());
+  EXPECT_EQ(def.reshard_after_forward, std::vector<bool>{false});
+  Status bad = FixSearchField("simulation.reshard_after_forward", "sometimes", &def);
+  EXPECT_THAT(bad.message(), HasSubstr("--fix simulation.reshard_after_forward=sometimes: not in "
+                                       "the search space; valid: false"));
+  SearchSpace all = ExhaustiveSearchSpace(s.model, s.training, s.cluster);
+  EXPECT_EQ(all.reshard_after_forward, (std::vector<bool>{true, false}));
+  ASSERT_TRUE(FixSearchField("simulation.reshard_after_forward", "true", &all).ok());
+  EXPECT_THAT(FixSearchField("simulation.reshard_after_forward", "false", &all).message(),
+              HasSubstr("valid: true"));
+  SearchSpace fresh = Space(s);
+  EXPECT_THAT(FixSearchField("simulation.reshard_after_forward", "1", &fresh).message(),
+              HasSubstr("valid: true, false"));
+}
+
 // Every list of `sub` is inside the same list of `super`.
 template <typename T>
 bool Within(const std::vector<T>& sub, const std::vector<T>& super) {
@@ -336,20 +420,22 @@ TEST(ExhaustiveSpace, CountsEveryCombinationOfItsKnobs) {
   // schedules: pp 1 one; pp 2 three (1F1B, GPipe, interleaved v 2, as 4 % (2·2) = 0 and
   // 4 % (2·4) != 0); pp 4 two (1F1B, GPipe); tp > 1: sequence parallel x tp overlap = 2 x 2;
   // presets and buckets: dp·cp = 1 one (ddp); else ddp, zero1, zero2, zero-offload x 2
-  // buckets + zero3, zero-infinity, zero-infinity-host x 1 = 11 (fsdp-hybrid's shard group,
+  // buckets + zero-infinity, zero-infinity-host x 1 + zero3 x 2 reshard_after_forward where
+  // pp = 1 (x 1 where pp > 1: held parameters need pp = 1; both ZeRO-Infinity presets
+  // offload their parameters) = 12 for pp = 1, 11 for pp > 1 (fsdp-hybrid's shard group,
   // the dp ranks of a node, is all of dp here, so it is left out as zero3); then every
   // structure x 2 flash attention x 3 recompute.
   // The 10 meshes dp·tp·pp·cp = 4, mb x schedules x (tp > 1 ? 4 : 1) x presets·buckets:
-  //   dp4 2·1·1·11 = 22, tp4 4·1·4·1 = 16, pp4 4·2·1·1 = 8, cp4 4·1·1·11 = 44,
-  //   dp2 tp2 3·1·4·11 = 132, dp2 pp2 3·3·1·11 = 99, dp2 cp2 3·1·1·11 = 33,
-  //   tp2 pp2 4·3·4·1 = 48, tp2 cp2 4·1·4·11 = 176, pp2 cp2 4·3·1·11 = 132;
-  //   sum 710, x 2 x 3 = 4260.
+  //   dp4 2·1·1·12 = 24, tp4 4·1·4·1 = 16, pp4 4·2·1·1 = 8, cp4 4·1·1·12 = 48,
+  //   dp2 tp2 3·1·4·12 = 144, dp2 pp2 3·3·1·11 = 99, dp2 cp2 3·1·1·12 = 36,
+  //   tp2 pp2 4·3·4·1 = 48, tp2 cp2 4·1·4·12 = 192, pp2 cp2 4·3·1·11 = 132;
+  //   sum 747, x 2 x 3 = 4482.
   Workload s = SmallGptOnOneNode();
   s.cluster.node.gpus = 4;
   s.training.global_batch = 8;
   StatusOr<SearchResult> r = Screen(s, ExhaustiveSearchSpace(s.model, s.training, s.cluster), 2);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->stats.candidates, 4260);
+  EXPECT_EQ(r->stats.candidates, 4482);
   EXPECT_EQ(r->stats.candidates, r->stats.pruned + r->stats.rejected + r->stats.feasible);
   EXPECT_LE(r->stats.analyzed, r->stats.rejected + r->stats.feasible);
 }
