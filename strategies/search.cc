@@ -1024,21 +1024,25 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
   return r;
 }
 
-// The reshard_after_forward values of a structure: the space's where the strategy can hold
+// The presets whose framework has the reshard_after_forward switch: PyTorch FSDP's
+// (FrameworkDefaults). DeepSpeed's ZeRO-3 has none (export --to deepspeed says so).
+bool HasReshardSwitch(std::string_view preset) {
+  return preset == "fsdp" || preset == "fsdp-hybrid";
+}
+
+// The reshard_after_forward values of a structure: the space's where an FSDP preset can hold
 // its gathered parameters, else the scenario's (unset). A pipelined strategy that gathers
 // its parameters reshards whatever the scenario says, set explicitly: held parameters under
 // a pipeline are not modelled, and the simulator refuses them.
-std::vector<std::optional<bool>> ReshardChoices(const SearchSpace& space,
+std::vector<std::optional<bool>> ReshardChoices(const SearchSpace& space, std::string_view preset,
                                                 const StatusOr<StrategySpec>& strategy,
                                                 bool scenario_reshard) {
   if (!strategy.ok()) return {std::nullopt};
-  if (!HoldsGatheredParameters(*strategy)) {
-    StrategySpec unpipelined = *strategy;
-    unpipelined.mesh.pp = 1;
-    if (!scenario_reshard && HoldsGatheredParameters(unpipelined)) return {true};
-    return {std::nullopt};
-  }
-  if (space.reshard_after_forward.empty()) return {std::nullopt};
+  StrategySpec unpipelined = *strategy;
+  unpipelined.mesh.pp = 1;
+  if (!HoldsGatheredParameters(unpipelined)) return {std::nullopt};
+  if (strategy->mesh.pp > 1) return {scenario_reshard ? std::nullopt : std::optional<bool>(true)};
+  if (!HasReshardSwitch(preset) || space.reshard_after_forward.empty()) return {std::nullopt};
   return {space.reshard_after_forward.begin(), space.reshard_after_forward.end()};
 }
 
@@ -1102,7 +1106,8 @@ std::vector<Structure> Structures(const ModelSpec& model, const topology::Cluste
                   st.base.virtual_stages = v;
                   st.base.sequence_parallel = sp;
                   st.base.flash_attention = flash;
-                  for (std::optional<bool> reshard : ReshardChoices(space, s, scenario_reshard)) {
+                  for (std::optional<bool> reshard :
+                       ReshardChoices(space, preset, s, scenario_reshard)) {
                     st.base.reshard_after_forward = reshard;
                     st.order = static_cast<int64_t>(out.size());
                     out.push_back(st);
@@ -1186,9 +1191,12 @@ SearchSpace DefaultSearchSpace(const ModelSpec& model, const TrainingSpec& train
 SearchSpace ExhaustiveSearchSpace(const ModelSpec& model, const TrainingSpec& training,
                                   const topology::ClusterSpec& cluster) {
   SearchSpace s = DefaultSearchSpace(model, training, cluster);
-  // fsdp and megatron are left out: they place every state as zero3 and ddp do.
-  s.presets = {"ddp",         "zero1",        "zero2",         "zero3",
-               "fsdp-hybrid", "zero-offload", "zero-infinity", "zero-infinity-host"};
+  // megatron is left out: it places every state as ddp does, with zero1's overheads. fsdp
+  // places them as zero3 does, but with FSDP's overheads (one gather per unit, reduce-scatters
+  // beside the backward) and reshard_after_forward, which DeepSpeed's ZeRO-3 lacks.
+  s.presets = {"ddp",          "zero1",         "zero2",
+               "zero3",        "fsdp",          "fsdp-hybrid",
+               "zero-offload", "zero-infinity", "zero-infinity-host"};
   s.micro_batches.clear();
   for (int d : Divisors(training.global_batch)) s.micro_batches.push_back(d);
   std::reverse(s.micro_batches.begin(), s.micro_batches.end());  // larger first, as default

@@ -18,13 +18,14 @@
 //   with dp·cp = 1 only the first preset (a data-parallel group of one rank shards and
 //   offloads nothing, so every preset places the states the same way),
 //   tp_comm_overlap only with tp > 1, gradient buckets only where gradients are bucketed
-//   (UsesGradientBuckets), and reshard_after_forward only where parameters are gathered into
-//   device buffers without a pipeline (HoldsGatheredParameters); elsewhere those three are
-//   left to the scenario, except that a pipelined candidate gathering its parameters always
-//   reshards (held parameters under a pipeline are not modelled).
+//   (UsesGradientBuckets), and reshard_after_forward only on FSDP's presets (fsdp,
+//   fsdp-hybrid) where they gather parameters into device buffers without a pipeline
+//   (HoldsGatheredParameters); elsewhere those three are left to the scenario, except that a
+//   pipelined candidate gathering its parameters always reshards (held parameters under a
+//   pipeline are not modelled).
 // For GPT-3 175B on 64 A100s (examples/gpt3-175b-tp8-pp8.textproto) the default space holds
-// 17,727 candidates, the exhaustive one 1,530,048 (Calculon's search of that job: about 3.2
-// million), screened in about 1.6 s on 2 threads of a 2-core machine.
+// 17,727 candidates, the exhaustive one 1,659,672 (Calculon's search of that job: about 3.2
+// million), screened in about 1.9 s on 2 threads of a 2-core machine.
 //
 // Screening. A candidate survives when Analyze reports no correctness error and its largest
 // rank role fits in HBM. Analyze costs tens of microseconds, so candidates that are certain
@@ -181,8 +182,9 @@ struct SearchSpace {
   // for SearchOptions::gradient_bucket. Empty (default): that one only.
   std::vector<Bytes> gradient_buckets;
   // FSDP's reshard_after_forward (false: SHARD_GRAD_OP, each unit held from its forward to
-  // its backward), searched where HoldsGatheredParameters; empty (default):
-  // SearchOptions::analyze.reshard_after_forward, the scenario's.
+  // its backward), searched on the fsdp and fsdp-hybrid presets where
+  // HoldsGatheredParameters; empty (default): SearchOptions::analyze.reshard_after_forward,
+  // the scenario's.
   std::vector<bool> reshard_after_forward;
 };
 
@@ -196,7 +198,7 @@ SearchSpace DefaultSearchSpace(const ModelSpec& model, const TrainingSpec& train
 
 // Calculon's exhaustive space mapped onto placesim's knobs (README, "Strategy search"): the
 // default space's meshes with every micro-batch that divides global_batch, every v that
-// divides layers / pp, presets ddp, zero1, zero2, zero3, fsdp-hybrid, zero-offload,
+// divides layers / pp, presets ddp, zero1, zero2, zero3, fsdp, fsdp-hybrid, zero-offload,
 // zero-infinity, zero-infinity-host, sequence parallelism on and off, flash attention on and
 // off (first the scenario's), tp_comm_overlap off and on, gradient buckets of
 // SearchOptions::gradient_bucket and kWholeGradientBucket (dp overlap on and off), and

@@ -216,7 +216,8 @@ void AddExhaustiveKnobs(const strategies::Candidate& c, const Scenario& scenario
 }
 
 // reshard_after_forward as the row's tier 2 runs it: the candidate's, else the scenario's;
-// "-" where no parameters are gathered into device buffers (no S*, offloaded, or one rank).
+// "-" where no parameters can be held (no S*, offloaded, one rank, or a pipeline) unless the
+// candidate sets it.
 void AddReshard(const strategies::Candidate& c, const Scenario& scenario, Json& j) {
   StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, scenario.cluster);
   if (strategy.ok() &&

@@ -160,9 +160,10 @@ po::options_description SearchOptionsDescription(SearchArgs& a) {
       "space", po::value<std::string>(&r.space)->default_value("default"),
       "search space: default (the common knob values) or exhaustive (Calculon's knobs mapped "
       "onto placesim's: every micro-batch dividing the global batch, every interleaving, "
-      "offload presets, sequence parallelism, flash attention, tp overlap, dp overlap)")(
-      "simulate-top", po::value<int64_t>(&r.simulate_top)->default_value(32),
-      "simulate the best K by estimate; 0 = none")(
+      "offload presets, sequence parallelism, flash attention, tp overlap, dp overlap, "
+      "FSDP's reshard after forward)")("simulate-top",
+                                       po::value<int64_t>(&r.simulate_top)->default_value(32),
+                                       "simulate the best K by estimate; 0 = none")(
       "network", po::value<std::string>(&r.network)->default_value("analytic"),
       "network model of the tier-2 simulations: analytic (alpha-beta, no contention; a "
       "pipelined step in about 2 s), flow (max-min contention, about twice as long), or "

@@ -478,14 +478,15 @@ TEST(ExportCommand, SearchExportsTheBestRow) {
 }
 
 TEST(ExportCommand, SearchExportsTheBestRowsReshardAfterForward) {
-  // Pinned to held parameters, the best ZeRO-3 row on Llama-3-8B over dp 8 exports as FSDP's
+  // Pinned to held parameters, the best FSDP row on Llama-3-8B over dp 8 exports as
   // SHARD_GRAD_OP; pinned to resharding, as FULL_SHARD.
   for (const auto& [reshard, strategy] :
        {std::pair{"false", "SHARD_GRAD_OP"}, std::pair{"true", "FULL_SHARD"}}) {
-    Outcome r = Placesim(
-        {"search", Example("llama3-8b-fsdp"), "--simulate-top", "0", "--fix", "strategy.tp=1",
-         "--fix", "strategy.pp=1", "--fix", "strategy.cp=1", "--fix", "strategy.preset=zero3",
-         "--fix", std::string("simulation.reshard_after_forward=") + reshard, "--export", "fsdp"});
+    Outcome r =
+        Placesim({"search", Example("llama3-8b-fsdp"), "--space", "exhaustive", "--simulate-top",
+                  "0", "--fix", "strategy.tp=1", "--fix", "strategy.pp=1", "--fix", "strategy.cp=1",
+                  "--fix", "strategy.preset=fsdp", "--fix",
+                  std::string("simulation.reshard_after_forward=") + reshard, "--export", "fsdp"});
     ASSERT_EQ(r.code, sim::kExitOk) << r.err;
     EXPECT_THAT(r.out,
                 HasSubstr(std::string("sharding_strategy=ShardingStrategy.") + strategy + ","));

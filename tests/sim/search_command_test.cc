@@ -176,8 +176,9 @@ TEST(SearchCommand, ExhaustiveSpaceShowsItsKnobsAndTheDefaultDoesNot) {
 }
 
 TEST(SearchCommand, HeldParametersAreSearchedSimulatedAndShownWhereTheyApply) {
-  // The exhaustive space tries FSDP's reshard_after_forward both ways where parameters are
-  // gathered (ZeRO-3 and FSDP over dp 8 here); every other row shows "-". Pinned to false,
+  // The exhaustive space tries FSDP's reshard_after_forward both ways where FSDP gathers its
+  // parameters without a pipeline; DeepSpeed's ZeRO-3 rows show the scenario's value (on),
+  // rows that cannot hold parameters (nothing gathered, or a pipeline) "-". Pinned to false,
   // the held rows are simulated, as the simulator accepts them without a pipeline.
   Outcome all = Search({SmallGptScenario(), "--space", "exhaustive", "--simulate-top", "0", "--top",
                         "100000", "--format", "json"});
@@ -186,8 +187,8 @@ TEST(SearchCommand, HeldParametersAreSearchedSimulatedAndShownWhereTheyApply) {
   int held = 0, dashes = 0;
   for (const auto& row : all_doc["rows"]) {
     const std::string preset = row["preset"];
-    const bool gathers = (preset == "zero3" || preset == "fsdp-hybrid") && row["pp"] == 1 &&
-                         row["dp"].get<int>() * row["cp"].get<int>() > 1;
+    const bool gathers = (preset == "zero3" || preset == "fsdp" || preset == "fsdp-hybrid") &&
+                         row["pp"] == 1 && row["dp"].get<int>() * row["cp"].get<int>() > 1;
     if (!gathers) {
       EXPECT_EQ(row["reshard_after_forward"], "-") << row["strategy"];
       ++dashes;
@@ -195,26 +196,35 @@ TEST(SearchCommand, HeldParametersAreSearchedSimulatedAndShownWhereTheyApply) {
     }
     const bool reshard = row["reshard_after_forward"].get<bool>();
     EXPECT_EQ(row["strategy"].get<std::string>().ends_with(" no-reshard"), !reshard);
+    if (preset == "zero3") {
+      EXPECT_TRUE(reshard) << row["strategy"];
+    }
     held += reshard ? 0 : 1;
   }
   EXPECT_GT(held, 0);
   EXPECT_GT(dashes, 0);
 
   Outcome pinned =
-      Search({SmallGptScenario(), "--fix", "strategy.preset=zero3", "--fix", "strategy.pp=1",
-              "--fix", "strategy.cp=1", "--fix", "simulation.reshard_after_forward=false",
-              "--simulate-top", "3", "--format", "json"});
+      Search({SmallGptScenario(), "--space", "exhaustive", "--fix", "strategy.preset=fsdp", "--fix",
+              "strategy.pp=1", "--fix", "strategy.cp=1", "--fix",
+              "simulation.reshard_after_forward=false", "--simulate-top", "3", "--format", "json"});
   ASSERT_EQ(pinned.code, kExitOk) << pinned.err;
   const nlohmann::json pinned_doc = Json(pinned);
   int simulated = 0;
   for (const auto& row : pinned_doc["rows"]) {
     if (row["dp"] == 1) continue;  // one rank gathers nothing
     EXPECT_TRUE(row["strategy"].get<std::string>().ends_with(" no-reshard")) << row["strategy"];
-    EXPECT_EQ(row["reshard_after_forward"], false);  // shown, as --fix names it
-    EXPECT_FALSE(row.contains("gradient_bucket"));   // the other knobs stay exhaustive-only
+    EXPECT_EQ(row["reshard_after_forward"], false);
     simulated += row["source"] == "simulated" ? 1 : 0;
   }
   EXPECT_GT(simulated, 0);
+  // The default space shows the knob where --fix names it, not the exhaustive-only ones.
+  Outcome shown = Search({SmallGptScenario(), "--fix", "simulation.reshard_after_forward=false",
+                          "--simulate-top", "0", "--format", "json"});
+  ASSERT_EQ(shown.code, kExitOk) << shown.err;
+  const nlohmann::json first = Json(shown)["rows"][0];
+  EXPECT_TRUE(first.contains("reshard_after_forward"));
+  EXPECT_FALSE(first.contains("gradient_bucket"));
   Outcome bad = Search({SmallGptScenario(), "--fix", "simulation.reshard_after_forward=maybe"});
   EXPECT_EQ(bad.code, kExitBadInput);
   EXPECT_THAT(bad.err, HasSubstr("valid: true, false"));

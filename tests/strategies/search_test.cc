@@ -290,9 +290,10 @@ TEST(Search, ZeroThreePaysForItsGathersAndZeroTwoForItsReduceScatters) {
 TEST(Search, ReshardAfterForwardIsSearchedWhereGatheredParametersCanBeHeld) {
   // The small GPT on one DGX-H100 node, ZeRO-3 (DeepSpeed) and FSDP against DDP, without
   // and with a pipeline of 2. Holding each unit from its forward to its backward (FSDP's
-  // SHARD_GRAD_OP) applies where the parameters are gathered into device buffers over
-  // dp·cp > 1 ranks and pp = 1; there the search tries both values, elsewhere it leaves the
-  // knob to the scenario. A held candidate keeps the stage's whole parameters gathered at the
+  // SHARD_GRAD_OP) applies where FSDP gathers the parameters into device buffers over
+  // dp·cp > 1 ranks and pp = 1; there the search tries both values, elsewhere (DeepSpeed's
+  // ZeRO-3 has no such switch) it leaves the knob to the scenario. A held candidate keeps
+  // the stage's whole parameters gathered at the
   // turn from forward to backward instead of prefetch_depth + 1 = 2 of its 6 units (4 layers,
   // the embedding and the output layer), so it needs more memory, and it gathers once per
   // micro-batch instead of twice, so its exposed data-parallel time is not larger.
@@ -308,7 +309,7 @@ TEST(Search, ReshardAfterForwardIsSearchedWhereGatheredParametersCanBeHeld) {
   int held = 0;
   for (const auto& f : r->feasible) {
     const Candidate& c = f.candidate;
-    const bool holdable = c.preset != "ddp" && c.mesh.pp == 1 && c.mesh.dp * c.mesh.cp > 1;
+    const bool holdable = c.preset == "fsdp" && c.mesh.pp == 1 && c.mesh.dp * c.mesh.cp > 1;
     EXPECT_EQ(c.reshard_after_forward.has_value(), holdable) << CandidateLabel(c);
     if (!holdable) continue;
     const bool reshard = *c.reshard_after_forward;
@@ -420,22 +421,22 @@ TEST(ExhaustiveSpace, CountsEveryCombinationOfItsKnobs) {
   // schedules: pp 1 one; pp 2 three (1F1B, GPipe, interleaved v 2, as 4 % (2·2) = 0 and
   // 4 % (2·4) != 0); pp 4 two (1F1B, GPipe); tp > 1: sequence parallel x tp overlap = 2 x 2;
   // presets and buckets: dp·cp = 1 one (ddp); else ddp, zero1, zero2, zero-offload x 2
-  // buckets + zero-infinity, zero-infinity-host x 1 + zero3 x 2 reshard_after_forward where
-  // pp = 1 (x 1 where pp > 1: held parameters need pp = 1; both ZeRO-Infinity presets
-  // offload their parameters) = 12 for pp = 1, 11 for pp > 1 (fsdp-hybrid's shard group,
-  // the dp ranks of a node, is all of dp here, so it is left out as zero3); then every
-  // structure x 2 flash attention x 3 recompute.
+  // buckets + zero3, zero-infinity, zero-infinity-host x 1 + fsdp x 2 reshard_after_forward
+  // where pp = 1 (x 1 where pp > 1: held parameters need pp = 1; zero3 is DeepSpeed's, which
+  // has no such switch) = 13 for pp = 1, 12 for pp > 1 (fsdp-hybrid's shard group, the dp
+  // ranks of a node, is all of dp here, so it is left out as fsdp); then every structure x 2
+  // flash attention x 3 recompute.
   // The 10 meshes dp·tp·pp·cp = 4, mb x schedules x (tp > 1 ? 4 : 1) x presets·buckets:
-  //   dp4 2·1·1·12 = 24, tp4 4·1·4·1 = 16, pp4 4·2·1·1 = 8, cp4 4·1·1·12 = 48,
-  //   dp2 tp2 3·1·4·12 = 144, dp2 pp2 3·3·1·11 = 99, dp2 cp2 3·1·1·12 = 36,
-  //   tp2 pp2 4·3·4·1 = 48, tp2 cp2 4·1·4·12 = 192, pp2 cp2 4·3·1·11 = 132;
-  //   sum 747, x 2 x 3 = 4482.
+  //   dp4 2·1·1·13 = 26, tp4 4·1·4·1 = 16, pp4 4·2·1·1 = 8, cp4 4·1·1·13 = 52,
+  //   dp2 tp2 3·1·4·13 = 156, dp2 pp2 3·3·1·12 = 108, dp2 cp2 3·1·1·13 = 39,
+  //   tp2 pp2 4·3·4·1 = 48, tp2 cp2 4·1·4·13 = 208, pp2 cp2 4·3·1·12 = 144;
+  //   sum 805, x 2 x 3 = 4830.
   Workload s = SmallGptOnOneNode();
   s.cluster.node.gpus = 4;
   s.training.global_batch = 8;
   StatusOr<SearchResult> r = Screen(s, ExhaustiveSearchSpace(s.model, s.training, s.cluster), 2);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->stats.candidates, 4482);
+  EXPECT_EQ(r->stats.candidates, 4830);
   EXPECT_EQ(r->stats.candidates, r->stats.pruned + r->stats.rejected + r->stats.feasible);
   EXPECT_LE(r->stats.analyzed, r->stats.rejected + r->stats.feasible);
 }
