@@ -702,8 +702,10 @@ Duration ExposedGathers(const RoleComm& k, const UnitCompute& c, bool next_forwa
     if (k_ > 0) {
       // Held units are not gathered again in the backward.
       e += NonNegative((k.held ? Duration::Zero() : g[k_ - 1]) + queued - c.backward[k_]);
-    } else if (next_forward) {
-      e += NonNegative(g[0] + queued - c.backward[0]);
+    } else {
+      // The first unit's backward carries the second unit's reduce-scatter, and before the
+      // next micro-batch also its first gather.
+      e += NonNegative((next_forward ? g[0] : Duration::Zero()) + queued - c.backward[0]);
     }
   }
   return e;
