@@ -684,8 +684,11 @@ UnitCompute UnitComputeOf(const PassWork& w, const UnitLayout& u, Duration overh
 // then the backward's first gather (the last unit's) beside the last forward; in the backward
 // (last unit first) the previous unit's reduce-scatter and the next gather beside b_i. Held
 // units (SHARD_GRAD_OP) have no backward gathers.
+// `after_previous`: a previous micro-batch's last reduce-scatter (the first unit's, issued
+// after its backward) is queued ahead of this forward's second gather.
 // `next_forward`: the next micro-batch's first gather beside the last backward unit.
-Duration ExposedGathers(const RoleComm& k, const UnitCompute& c, bool next_forward) {
+Duration ExposedGathers(const RoleComm& k, const UnitCompute& c, bool after_previous,
+                        bool next_forward) {
   const std::vector<Duration>& g = k.unit_gather;
   const size_t n = std::min(g.size(), c.forward.size());
   if (n == 0) return Duration::Zero();
@@ -694,7 +697,8 @@ Duration ExposedGathers(const RoleComm& k, const UnitCompute& c, bool next_forwa
   };
   Duration e;
   for (size_t i = 0; i < n; ++i) {
-    const Duration next = i + 1 < n ? g[i + 1] : (k.held ? Duration::Zero() : g[n - 1]);
+    Duration next = i + 1 < n ? g[i + 1] : (k.held ? Duration::Zero() : g[n - 1]);
+    if (i == 0 && after_previous) next += reduce(0);
     e += NonNegative(next - c.forward[i]);
   }
   for (size_t k_ = n; k_-- > 0;) {  // backward: units n-1 .. 0
@@ -741,8 +745,13 @@ Duration ExposedDataParallel(const RoleComm& k, const UnitLayout& layout, const 
     for (Duration t : k.unit_gather) traffic += k.held ? Duration::Zero() : t;
     for (Duration t : k.unit_reduce) traffic += t;
     const Duration slack = NonNegative(c_bwd - traffic);
-    dp += k.unit_gather.front() + ExposedGathers(k, units, true) * (m - 1) +
-          ExposedGathers(k, units, false) + NonNegative(k.refetch - slack) * m +
+    // Micro-batch 0, then 1 .. m - 2, then the last (m > 1).
+    Duration gathers = ExposedGathers(k, units, false, m > 1);
+    if (m > 1) {
+      gathers +=
+          ExposedGathers(k, units, true, true) * (m - 2) + ExposedGathers(k, units, true, false);
+    }
+    dp += k.unit_gather.front() + gathers + NonNegative(k.refetch - slack) * m +
           (k.unit_reduce.empty() ? Duration::Zero() : k.unit_reduce.front()) +
           NonNegative(k.k_bwd + k.k_step - slack);
     return dp;
