@@ -507,10 +507,9 @@ void AddActivations(const Context& c, int i, RankRole& role) {
   const bool first = i == 0;
   const bool last = i == c.pp - 1;
   MemoryBreakdown& mem = role.memory;
-  // A kept input split over tp by sequence parallelism or by distributed saved activations.
-  const bool split_kept = c.sp || DistributesSavedActivations(*c.training, c.tp, c.sp, c.recompute);
   const Bytes act_per_layer =
-      ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp, split_kept, c.recompute,
+      ActivationBytesPerLayer(t, c.training->micro_batch, c.s_local, c.tp,
+                              SplitsKeptInput(*c.training, c.tp, c.sp, c.recompute), c.recompute,
                               c.training->flash_attention);
   const int64_t chunks = ChunksInFlight(c, i);
   role.microbatches_in_flight = c.pp > 1 ? static_cast<double>(chunks) / c.v : 1;

@@ -1035,6 +1035,14 @@ StructureResult ScreenStructure(const ModelSpec& model, const TrainingSpec& base
   return r;
 }
 
+// Θ gathered (S*) over dp·cp > 1 ranks into device buffers: HoldsGatheredParameters but for
+// the pipeline.
+bool GathersIntoDeviceBuffers(const StrategySpec& strategy) {
+  return int64_t{strategy.mesh.dp} * strategy.mesh.cp > 1 &&
+         strategy.at(Axis::kData, State::kParams).mode == Mode::kShardedGather &&
+         OffloadTargetOf(strategy, State::kParams) == OffloadTarget::kNone;
+}
+
 // The presets whose framework has the reshard_after_forward switch: PyTorch FSDP's
 // (FrameworkDefaults). DeepSpeed's ZeRO-3 has none (export --to deepspeed says so).
 bool HasReshardSwitch(std::string_view preset) {
@@ -1048,10 +1056,7 @@ bool HasReshardSwitch(std::string_view preset) {
 std::vector<std::optional<bool>> ReshardChoices(const SearchSpace& space, std::string_view preset,
                                                 const StatusOr<StrategySpec>& strategy,
                                                 bool scenario_reshard) {
-  if (!strategy.ok()) return {std::nullopt};
-  StrategySpec unpipelined = *strategy;
-  unpipelined.mesh.pp = 1;
-  if (!HoldsGatheredParameters(unpipelined)) return {std::nullopt};
+  if (!strategy.ok() || !GathersIntoDeviceBuffers(*strategy)) return {std::nullopt};
   if (strategy->mesh.pp > 1) return {scenario_reshard ? std::nullopt : std::optional<bool>(true)};
   if (!HasReshardSwitch(preset) || space.reshard_after_forward.empty()) return {std::nullopt};
   return {space.reshard_after_forward.begin(), space.reshard_after_forward.end()};
@@ -1361,9 +1366,7 @@ bool UsesGradientBuckets(const StrategySpec& strategy) {
 }
 
 bool HoldsGatheredParameters(const StrategySpec& strategy) {
-  return int64_t{strategy.mesh.dp} * strategy.mesh.cp > 1 && strategy.mesh.pp == 1 &&
-         strategy.at(Axis::kData, State::kParams).mode == Mode::kShardedGather &&
-         OffloadTargetOf(strategy, State::kParams) == OffloadTarget::kNone;
+  return strategy.mesh.pp == 1 && GathersIntoDeviceBuffers(strategy);
 }
 
 StepEstimate EstimateStep(const ModelSpec& model, const TrainingSpec& training,

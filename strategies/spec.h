@@ -161,6 +161,13 @@ inline bool DistributesSavedActivations(const TrainingSpec& t, int64_t tp, bool 
          !sequence_parallel;
 }
 
+// Whether a layer's kept input is split over tp: by sequence parallelism, or by distributing
+// the saved activations under full recompute (ActivationBytesPerLayer's split argument).
+inline bool SplitsKeptInput(const TrainingSpec& t, int64_t tp, bool sequence_parallel,
+                            Recompute recompute) {
+  return sequence_parallel || DistributesSavedActivations(t, tp, sequence_parallel, recompute);
+}
+
 // -------------------------------------------------------------------------- placement
 enum class State : uint8_t { kParams = 0, kOptimizer = 1, kGrads = 2, kActivations = 3 };
 inline constexpr int kNumStates = 4;

@@ -198,11 +198,12 @@ std::string ScheduleText(const strategies::Candidate& c) {
 // The knobs only the exhaustive space searches, as the row's tier 2 runs them: the
 // candidate's choice, else the scenario's; "-" for the bucket where gradients are not
 // bucketed (one data-parallel rank, or synced per unit).
-void AddExhaustiveKnobs(const strategies::Candidate& c, const Scenario& scenario, Json& j) {
+void AddExhaustiveKnobs(const strategies::Candidate& c,
+                        const StatusOr<strategies::StrategySpec>& strategy,
+                        const Scenario& scenario, Json& j) {
   j["flash_attention"] = c.flash_attention.value_or(scenario.training.flash_attention);
   j["tp_comm_overlap"] =
       c.mesh.tp > 1 && c.tp_comm_overlap.value_or(scenario.simulation.tp_comm_overlap);
-  StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, scenario.cluster);
   if (!strategy.ok() || !strategies::UsesGradientBuckets(*strategy)) {
     j["gradient_bucket"] = "-";
     return;
@@ -218,8 +219,8 @@ void AddExhaustiveKnobs(const strategies::Candidate& c, const Scenario& scenario
 // reshard_after_forward as the row's tier 2 runs it: the candidate's, else the scenario's;
 // "-" where no parameters can be held (no S*, offloaded, one rank, or a pipeline) unless the
 // candidate sets it.
-void AddReshard(const strategies::Candidate& c, const Scenario& scenario, Json& j) {
-  StatusOr<strategies::StrategySpec> strategy = strategies::CandidateStrategy(c, scenario.cluster);
+void AddReshard(const strategies::Candidate& c, const StatusOr<strategies::StrategySpec>& strategy,
+                const Scenario& scenario, Json& j) {
   if (strategy.ok() &&
       (c.reshard_after_forward || strategies::HoldsGatheredParameters(*strategy))) {
     j["reshard_after_forward"] =
@@ -239,7 +240,7 @@ Json CostPartsJson(const strategies::StepEstimate& estimate) {
 }
 
 // `exhaustive` is the scenario searched when the space is exhaustive, else null; `reshard`
-// the scenario when the rows show reshard_after_forward (ShowsReshard), else null.
+// the scenario when the rows show reshard_after_forward (SearchJson decides), else null.
 Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::RankedCandidate& best,
              const Scenario* exhaustive, const Scenario* reshard) {
   const strategies::ScreenedCandidate& s = row.screened;
@@ -257,8 +258,13 @@ Json RowJson(const study::RankedCandidate& row, int64_t rank, const study::Ranke
   j["micro_batch"] = c.micro_batch;
   j["recompute"] = strategies::RecomputeName(c.recompute);
   j["sequence_parallel"] = c.sequence_parallel && c.mesh.tp > 1;
-  if (exhaustive != nullptr) AddExhaustiveKnobs(c, *exhaustive, j);
-  if (reshard != nullptr) AddReshard(c, *reshard, j);
+  if (exhaustive != nullptr || reshard != nullptr) {
+    const Scenario& scenario = exhaustive != nullptr ? *exhaustive : *reshard;
+    const StatusOr<strategies::StrategySpec> strategy =
+        strategies::CandidateStrategy(c, scenario.cluster);
+    if (exhaustive != nullptr) AddExhaustiveKnobs(c, strategy, scenario, j);
+    if (reshard != nullptr) AddReshard(c, strategy, scenario, j);
+  }
   j["step_time_s"] = row.step().ToSeconds();
   j["source"] = !row.simulated_step ? "estimated" : row.folded ? "folded" : "simulated";
   j["estimated_step_time_s"] = s.estimate.total.ToSeconds();

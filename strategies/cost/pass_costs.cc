@@ -173,12 +173,9 @@ PassCosts ComputePassCosts(const TransformerSpec& t, const TrainingSpec& trainin
                                    : Bytes::Zero();
 
   const auto tpi = static_cast<int>(tp);
-  // Under full recompute the kept input is split over tp by sequence parallelism or by
-  // distributing the saved activations (then all-gathered before the recompute).
   c.layer_kept = ActivationBytesPerLayer(
-      t, b, sc, tpi,
-      sequence_parallel || DistributesSavedActivations(training, tp, sequence_parallel, recompute),
-      recompute, training.flash_attention);
+      t, b, sc, tpi, SplitsKeptInput(training, tp, sequence_parallel, recompute), recompute,
+      training.flash_attention);
   c.layer_full = ActivationBytesPerLayer(t, b, sc, tpi, sequence_parallel, Recompute::kNone,
                                          training.flash_attention);
   c.embedding_activations = Bytes::Count(CeilDiv(b * sc * h, split));
